@@ -1,0 +1,432 @@
+//! The generic core: pieces as bit sets, move generation, making moves with their captures,
+//! and the position-level win checks. `Position` wraps it for both bit widths.
+
+use arrayvec::ArrayVec;
+
+use crate::bitboard::Bits;
+use crate::geometry::Geometry;
+use crate::square::{Move, Side};
+use crate::variant::{KingCapture, ThroneHostility};
+use crate::zobrist::{PIECE_KEYS, SIDE_KEY};
+
+/// Capacity of a move list. Every move ends on an empty square, and each empty square can be
+/// reached from at most four pieces (the nearest one in each direction), so a position has at
+/// most `4 * 15 * 15 = 900` legal moves.
+pub const MAX_MOVES: usize = 900;
+
+/// A fixed-capacity list of moves.
+pub type MoveList = ArrayVec<Move, MAX_MOVES>;
+
+const ATTACKER: usize = 0;
+const DEFENDER: usize = 1;
+const KING: usize = 2;
+
+/// Pieces, side to move and hash.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Board<B> {
+    pub attackers: B,
+    pub defenders: B,
+    pub king: B,
+    pub side: Side,
+    pub hash: u64,
+}
+
+/// What a move did besides moving the piece.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Effects<B> {
+    /// Soldiers removed (custodial and shieldwall captures).
+    pub captured: B,
+    /// The move completed the capture of the king.
+    pub king_captured: bool,
+}
+
+impl<B: Bits> Board<B> {
+    pub fn empty(side: Side) -> Board<B> {
+        let hash = if side == Side::Defenders { SIDE_KEY } else { 0 };
+        Board { attackers: B::ZERO, defenders: B::ZERO, king: B::ZERO, side, hash }
+    }
+
+    /// Puts a piece (0 attacker, 1 defender, 2 king) on an empty square.
+    pub fn put(&mut self, kind: usize, index: u32) {
+        let b = B::bit(index);
+        match kind {
+            ATTACKER => self.attackers |= b,
+            DEFENDER => self.defenders |= b,
+            _ => self.king |= b,
+        }
+        self.hash ^= PIECE_KEYS[kind][index as usize];
+    }
+
+    #[inline(always)]
+    pub fn occupied(&self) -> B {
+        self.attackers | self.defenders | self.king
+    }
+
+    /// Defenders plus the king when he is armed: the pieces that capture with the defenders.
+    #[inline(always)]
+    fn armed_defenders(&self, g: &Geometry<B>) -> B {
+        if g.rules.king_armed { self.defenders | self.king } else { self.defenders }
+    }
+
+    /// Squares that act as an anvil against defenders right now.
+    #[inline(always)]
+    fn hostile_to_defenders(&self, g: &Geometry<B>) -> B {
+        g.corners
+            | match g.rules.throne_hostile_to_defenders {
+                ThroneHostility::Always => g.throne,
+                ThroneHostility::WhenEmpty => g.throne & !self.king,
+                ThroneHostility::Never => B::ZERO,
+            }
+    }
+
+    // ----- move generation -------------------------------------------------------------------
+
+    /// Soldiers that move now, squares they may slide through and squares they may stop on.
+    #[inline(always)]
+    fn soldier_lanes(&self, g: &Geometry<B>) -> (B, B, B) {
+        let empty = g.all & !self.occupied();
+        let pass = empty & !g.soldier_blocked;
+        let soldiers = if self.side == Side::Attackers { self.attackers } else { self.defenders };
+        (soldiers, pass, pass & !g.restricted)
+    }
+
+    /// Appends every legal move (ignoring whether the game is over) to `out`, grouped by
+    /// direction and distance: all pieces slide together, one step per round.
+    pub fn generate(&self, g: &Geometry<B>, out: &mut MoveList) {
+        let (soldiers, pass, stop) = self.soldier_lanes(g);
+        let empty = g.all & !self.occupied();
+        for (pieces, pass, stop) in [(soldiers, pass, stop), (self.king_to_move(), empty, empty)] {
+            for dir in 0..4 {
+                let delta = g.delta(dir);
+                let mut front = pieces;
+                let mut dist = 0;
+                loop {
+                    front = g.shift(front, dir) & pass;
+                    if front.is_empty() {
+                        break;
+                    }
+                    dist += 1;
+                    let mut stops = front & stop;
+                    while let Some(to) = stops.pop() {
+                        let from = (to as i32 - dist * delta) as u32;
+                        out.push(Move::new(g.square[from as usize], g.square[to as usize]));
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn king_to_move(&self) -> B {
+        if self.side == Side::Defenders { self.king } else { B::ZERO }
+    }
+
+    /// The number of legal moves, without listing them.
+    pub fn count_moves(&self, g: &Geometry<B>) -> u32 {
+        let (soldiers, pass, stop) = self.soldier_lanes(g);
+        let empty = g.all & !self.occupied();
+        let mut total = 0;
+        for (pieces, pass, stop) in [(soldiers, pass, stop), (self.king_to_move(), empty, empty)] {
+            for dir in 0..4 {
+                let mut front = pieces;
+                loop {
+                    front = g.shift(front, dir) & pass;
+                    if front.is_empty() {
+                        break;
+                    }
+                    total += (front & stop).count();
+                }
+            }
+        }
+        total
+    }
+
+    /// True when the side to move has at least one legal move.
+    pub fn has_moves(&self, g: &Geometry<B>) -> bool {
+        let (soldiers, pass, stop) = self.soldier_lanes(g);
+        let empty = g.all & !self.occupied();
+        // A soldier next to an empty stoppable square, or a king next to any empty square,
+        // can move; otherwise only passing over the throne is left, which count_moves handles.
+        if !(g.neighbours(soldiers) & stop).is_empty() || !(g.neighbours(self.king_to_move()) & empty).is_empty() {
+            return true;
+        }
+        !(g.neighbours(soldiers) & pass).is_empty() && self.count_moves(g) > 0
+    }
+
+    /// True when `m` is legal for the side to move (game end not considered).
+    pub fn is_legal(&self, g: &Geometry<B>, from: u32, to: u32) -> bool {
+        let fb = B::bit(from);
+        let is_king = !(self.king_to_move() & fb).is_empty();
+        let is_soldier = !(self.soldier_lanes(g).0 & fb).is_empty();
+        if !is_king && !is_soldier {
+            return false;
+        }
+        let Some((dir, dist)) = Move::new(g.square[from as usize], g.square[to as usize]).direction_and_distance()
+        else {
+            return false;
+        };
+        let occ = self.occupied();
+        let dir = dir as usize;
+        let mut at = from;
+        for step in 1..=dist {
+            let Some(next) = g.step(at, dir) else { return false };
+            at = next;
+            let b = B::bit(at);
+            if !(occ & b).is_empty() || (is_soldier && !(g.soldier_blocked & b).is_empty()) {
+                return false;
+            }
+            if step == dist && is_soldier && !(g.restricted & b).is_empty() {
+                return false;
+            }
+        }
+        true
+    }
+
+    // ----- making moves ----------------------------------------------------------------------
+
+    /// Plays a move that must be legal; returns what it captured.
+    #[inline]
+    pub fn play(&mut self, g: &Geometry<B>, from: u32, to: u32) -> Effects<B> {
+        let both = B::bit(from) | B::bit(to);
+        let kind = if self.side == Side::Attackers {
+            self.attackers ^= both;
+            ATTACKER
+        } else if self.king.has(from) {
+            self.king ^= both;
+            KING
+        } else {
+            self.defenders ^= both;
+            DEFENDER
+        };
+        self.hash ^= PIECE_KEYS[kind][from as usize] ^ PIECE_KEYS[kind][to as usize] ^ SIDE_KEY;
+        let mut captured = self.custodial_captures(g, to, kind);
+        if g.rules.shieldwall && g.edge.has(to) && (kind != KING || g.rules.king_armed) {
+            captured |= self.shieldwall_captures(g, to);
+        }
+        let victim = if kind == ATTACKER { DEFENDER } else { ATTACKER };
+        if !captured.is_empty() {
+            let mut c = captured;
+            while let Some(i) = c.pop() {
+                self.hash ^= PIECE_KEYS[victim][i as usize];
+            }
+            if victim == DEFENDER {
+                self.defenders &= !captured;
+            } else {
+                self.attackers &= !captured;
+            }
+        }
+        let king_captured = kind == ATTACKER && self.king_taken_by(g, to);
+        self.side = self.side.opponent();
+        Effects { captured, king_captured }
+    }
+
+    /// Soldiers trapped between the piece that just arrived on `to` and a friendly piece or
+    /// hostile square beyond them.
+    #[inline(always)]
+    fn custodial_captures(&self, g: &Geometry<B>, to: u32, kind: usize) -> B {
+        let (victims, anvils) = match kind {
+            ATTACKER => (self.defenders, self.attackers | self.hostile_to_defenders(g)),
+            KING if !g.rules.king_armed => return B::ZERO,
+            _ => (self.attackers, self.armed_defenders(g) | g.hostile_to_attackers),
+        };
+        let mover = B::bit(to);
+        let mut captured = B::ZERO;
+        for dir in 0..4 {
+            let next = g.shift(mover, dir) & victims;
+            if !next.is_empty() && !(g.shift(next, dir) & anvils).is_empty() {
+                captured |= next;
+            }
+        }
+        captured
+    }
+
+    /// Rows of enemy pieces along the edge, each with a piece of the mover's side in front,
+    /// bracketed at both ends: the mover on `to` at one end, a friendly piece or a corner at the
+    /// other. The king in such a row survives; his soldiers do not.
+    fn shieldwall_captures(&self, g: &Geometry<B>, to: u32) -> B {
+        let (row_pieces, front, closers) = if self.side == Side::Attackers {
+            (self.defenders | self.king, self.attackers, self.attackers | g.corners)
+        } else {
+            let armed = self.armed_defenders(g);
+            (self.attackers, armed, armed | g.corners)
+        };
+        let sq = g.square[to as usize];
+        let last = g.size - 1;
+        // (direction along the edge, direction pointing inwards) for each edge `to` is on.
+        let mut lanes: ArrayVec<(usize, usize), 4> = ArrayVec::new();
+        if sq.rank() == 0 || sq.rank() == last {
+            let inward = if sq.rank() == 0 { 0 } else { 2 };
+            lanes.push((1, inward));
+            lanes.push((3, inward));
+        }
+        if sq.file() == 0 || sq.file() == last {
+            let inward = if sq.file() == 0 { 1 } else { 3 };
+            lanes.push((0, inward));
+            lanes.push((2, inward));
+        }
+        let mut captured = B::ZERO;
+        for (along, inward) in lanes {
+            let mut row = B::ZERO;
+            let mut len = 0;
+            let mut at = B::bit(to);
+            loop {
+                at = g.shift(at, along);
+                if at.is_empty() {
+                    break;
+                }
+                if (at & row_pieces).is_empty() {
+                    if len >= 2 && !(at & closers).is_empty() {
+                        captured |= row & !self.king;
+                    }
+                    break;
+                }
+                if (g.shift(at, inward) & front).is_empty() {
+                    break;
+                }
+                row |= at;
+                len += 1;
+            }
+        }
+        captured
+    }
+
+    /// Whether the attacker that just arrived on `to` completed the capture of the king.
+    fn king_taken_by(&self, g: &Geometry<B>, to: u32) -> bool {
+        let mover = B::bit(to);
+        if (g.neighbours(mover) & self.king).is_empty() {
+            return false;
+        }
+        match g.rules.king_capture {
+            KingCapture::Custodial => {
+                let hostile = self.attackers | g.corners | (g.throne & !self.king);
+                (0..4).any(|dir| {
+                    let k = g.shift(mover, dir);
+                    !(k & self.king).is_empty() && !(g.shift(k, dir) & hostile).is_empty()
+                })
+            }
+            _ => self.king_surrounded(g),
+        }
+    }
+
+    /// The king is enclosed as the four-sided capture modes require (ignoring who moved last).
+    pub fn king_surrounded(&self, g: &Geometry<B>) -> bool {
+        if self.king.is_empty() {
+            return false;
+        }
+        let around = g.neighbours(self.king);
+        match g.rules.king_capture {
+            KingCapture::FourSides => {
+                (self.king & g.edge).is_empty() && (around & !(self.attackers | g.throne)).is_empty()
+            }
+            KingCapture::FourSidesEdgeHostile => {
+                !(around & self.attackers).is_empty()
+                    && (around & !(self.attackers | g.throne | g.corners)).is_empty()
+            }
+            KingCapture::Custodial => {
+                let hostile = self.attackers | g.corners | (g.throne & !self.king);
+                (0..2).any(|dir| {
+                    let a = g.shift(self.king, dir) & hostile;
+                    let b = g.shift(self.king, dir + 2) & hostile;
+                    !a.is_empty() && !b.is_empty() && !((a | b) & self.attackers).is_empty()
+                })
+            }
+        }
+    }
+
+    // ----- wins other than captures ----------------------------------------------------------
+
+    /// The king stands on an escape square.
+    #[inline]
+    pub fn king_escaped(&self, g: &Geometry<B>) -> bool {
+        !(self.king & g.escape).is_empty()
+    }
+
+    /// The king stands on the edge, can move, and is walled in by defenders that can never be
+    /// captured, with no attacker inside.
+    ///
+    /// The fort is the region of empty squares the king can reach. Its rim must hold no attacker.
+    /// A rim defender is safe when, on each axis, one neighbour is off the board, inside the
+    /// fort (but not the hostile throne or a corner) or another rim defender; and, on the edge
+    /// with shieldwalls on, when its run of pieces along the edge has a member whose inward
+    /// neighbour attackers can never reach.
+    pub fn exit_fort(&self, g: &Geometry<B>) -> bool {
+        if (self.king & g.edge).is_empty() {
+            return false;
+        }
+        let empty = g.all & !self.occupied();
+        let mut fort = self.king;
+        loop {
+            let grown = fort | (g.neighbours(fort) & empty);
+            if grown == fort {
+                break;
+            }
+            fort = grown;
+        }
+        if fort == self.king {
+            return false; // the king cannot move
+        }
+        let rim = g.neighbours(fort) & !fort;
+        if !(rim & self.attackers).is_empty() {
+            return false;
+        }
+        let walls = rim & self.defenders;
+        let safe = (fort & !g.restricted) | walls;
+        let across_files = g.first_or_last_file | g.east(safe) | g.west(safe);
+        let across_ranks = g.first_or_last_rank | g.north(safe) | g.south(safe);
+        if !(walls & !(across_files & across_ranks)).is_empty() {
+            return false;
+        }
+        !g.rules.shieldwall || self.edge_walls_hold(g, walls, fort | walls)
+    }
+
+    /// No edge wall can be taken by a shieldwall: each one's run of defenders along the edge
+    /// has a member fronted by a square attackers can never reach.
+    fn edge_walls_hold(&self, g: &Geometry<B>, walls: B, unreachable: B) -> bool {
+        let pieces = self.defenders | self.king;
+        let last = g.size - 1;
+        let mut edge_walls = walls & g.edge;
+        while let Some(w) = edge_walls.pop() {
+            let sq = g.square[w as usize];
+            let (along, inward) = if sq.rank() == 0 || sq.rank() == last {
+                (1, if sq.rank() == 0 { 0 } else { 2 })
+            } else {
+                (0, if sq.file() == 0 { 1 } else { 3 })
+            };
+            let mut run = B::bit(w);
+            for dir in [along, along + 2] {
+                let mut at = B::bit(w);
+                loop {
+                    at = g.shift(at, dir) & pieces;
+                    if at.is_empty() {
+                        break;
+                    }
+                    run |= at;
+                }
+            }
+            if (g.shift(run, inward) & unreachable).is_empty() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The attackers enclose the king and every defender: none can reach the edge through
+    /// squares free of attackers. A board with no defenders and no king is not encircled.
+    pub fn encircled(&self, g: &Geometry<B>) -> bool {
+        let mut reach = self.defenders | self.king;
+        if reach.is_empty() || !(reach & g.edge).is_empty() {
+            return false;
+        }
+        let free = g.all & !self.attackers;
+        loop {
+            let grown = (reach | g.neighbours(reach)) & free;
+            if !(grown & g.edge).is_empty() {
+                return false;
+            }
+            if grown == reach {
+                return true;
+            }
+            reach = grown;
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! FEN-like positions: ranks from the top, `a` attacker, `d` defender, `k` king, digits for runs
+//! of empty squares, then the side to move (`a` or `d`).
+//! Example (the Copenhagen start):
+//! `3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 a`.
+
+use super::ParseError;
+use crate::position::Position;
+use crate::setup::Setup;
+use crate::square::{Piece, Side, Square, MAX_SIZE};
+use crate::variant::Variant;
+
+impl Setup {
+    /// Parses a FEN into plain data (the board size is the number of ranks).
+    pub fn from_fen(text: &str) -> Result<Setup, ParseError> {
+        let text = text.trim();
+        let (board, side) = match text.rsplit_once(char::is_whitespace) {
+            Some((b, s)) => (b.trim_end(), s),
+            None => return Err(ParseError::at(text.len() + 1, "expected the side to move (`a` or `d`) after the board")),
+        };
+        let side_column = text.len() - side.len() + 1;
+        let side_to_move = match side {
+            "a" | "A" => Side::Attackers,
+            "d" | "D" => Side::Defenders,
+            _ => return Err(ParseError::at(side_column, format!("side to move must be `a` or `d`, found `{side}`"))),
+        };
+        let ranks: Vec<&str> = board.split('/').collect();
+        let size = ranks.len();
+        if size < 5 || size > MAX_SIZE as usize {
+            return Err(ParseError::at(1, format!("{size} ranks: boards have 5 to {MAX_SIZE}")));
+        }
+        let mut setup = Setup::empty(size as u8, side_to_move);
+        let mut column = 1;
+        for (row, rank_text) in ranks.iter().enumerate() {
+            let rank = (size - 1 - row) as u8;
+            parse_rank(rank_text, rank, &mut setup, column)?;
+            column += rank_text.len() + 1;
+        }
+        Ok(setup)
+    }
+
+    /// Writes the setup as a FEN.
+    #[must_use]
+    pub fn to_fen(&self) -> String {
+        let mut out = String::new();
+        for rank in (0..self.size).rev() {
+            let mut empty = 0;
+            for file in 0..self.size {
+                match self.get(Square::new(file, rank)) {
+                    None => empty += 1,
+                    Some(p) => {
+                        if empty > 0 {
+                            out.push_str(&empty.to_string());
+                            empty = 0;
+                        }
+                        out.push(match p {
+                            Piece::Attacker => 'a',
+                            Piece::Defender => 'd',
+                            Piece::King => 'k',
+                        });
+                    }
+                }
+            }
+            if empty > 0 {
+                out.push_str(&empty.to_string());
+            }
+            if rank > 0 {
+                out.push('/');
+            }
+        }
+        out.push(' ');
+        out.push(if self.side_to_move == Side::Attackers { 'a' } else { 'd' });
+        out
+    }
+}
+
+fn parse_rank(text: &str, rank: u8, setup: &mut Setup, column: usize) -> Result<(), ParseError> {
+    let size = setup.size;
+    let mut file: usize = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let col = column + i;
+        let piece = match c {
+            'a' => Some(Piece::Attacker),
+            'd' => Some(Piece::Defender),
+            'k' => Some(Piece::King),
+            '0'..='9' => {
+                let mut run = c as usize - '0' as usize;
+                while let Some(&(_, d @ '0'..='9')) = chars.peek() {
+                    run = run * 10 + (d as usize - '0' as usize);
+                    chars.next();
+                }
+                if run == 0 {
+                    return Err(ParseError::at(col, "an empty run cannot be 0"));
+                }
+                file += run;
+                if file > size as usize {
+                    return Err(ParseError::at(col, format!("rank {} has more than {size} squares", rank + 1)));
+                }
+                continue;
+            }
+            _ => return Err(ParseError::at(col, format!("unexpected `{c}` (use a, d, k or a digit)"))),
+        };
+        if file >= size as usize {
+            return Err(ParseError::at(col, format!("rank {} has more than {size} squares", rank + 1)));
+        }
+        setup.set(Square::new(file as u8, rank), piece);
+        file += 1;
+    }
+    if file != size as usize {
+        return Err(ParseError::at(column + text.len(), format!("rank {} has {file} squares, expected {size}", rank + 1)));
+    }
+    Ok(())
+}
+
+impl Position {
+    /// Parses a FEN for `variant`; rejects a wrong size, two kings or a soldier on a restricted
+    /// square.
+    pub fn from_fen(variant: &'static Variant, text: &str) -> Result<Position, ParseError> {
+        let setup = Setup::from_fen(text)?;
+        Position::from_setup(variant, &setup).map_err(|e| ParseError::at(1, e.to_string()))
+    }
+
+    /// The position as a FEN.
+    #[must_use]
+    pub fn to_fen(&self) -> String {
+        self.to_setup().to_fen()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const START: &str = "3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 a";
+
+    #[test]
+    fn the_copenhagen_start_round_trips() {
+        let v = Variant::copenhagen();
+        assert_eq!(Position::start(v).to_fen(), START);
+        assert_eq!(Position::from_fen(v, START).unwrap(), Position::start(v));
+    }
+
+    #[test]
+    fn bad_fens_say_where() {
+        let v = Variant::copenhagen();
+        let e = Position::from_fen(v, "3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 x").unwrap_err();
+        assert!(e.message.contains("side to move"), "{e}");
+        let e = Setup::from_fen("3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3dqd3a/a4d4a/11/5a5/3aaaaa3 a").unwrap_err();
+        assert_eq!(e.column, 45);
+        let e = Setup::from_fen("3aaaaa4/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 a").unwrap_err();
+        assert!(e.message.contains("more than 11"), "{e}");
+        let two_kings = "11/11/11/11/11/5k5/11/11/11/11/k10 a";
+        assert!(Position::from_fen(v, two_kings).unwrap_err().message.contains("two kings"));
+        let on_throne = "11/11/11/11/11/5d5/11/11/11/11/11 a";
+        assert!(Position::from_fen(v, on_throne).unwrap_err().message.contains("restricted"));
+        assert!(Position::from_fen(v, "").is_err());
+        assert!(Position::from_fen(v, "9/9/9/9/9/9/9/9/9 a").unwrap_err().message.contains("9x9"));
+    }
+}

@@ -1,0 +1,26 @@
+//! Perft counts from the start positions.
+use tafl_rules::{Position, Variant};
+
+#[test]
+fn copenhagen_start_counts() {
+    let start = Position::start(Variant::copenhagen());
+    assert_eq!(start.count_legal_moves(), 116);
+    assert_eq!(start.legal_moves().len(), 116);
+    for (depth, expected) in [(1, 116), (2, 6_788), (3, 806_344)] {
+        assert_eq!(start.perft(depth, true), expected, "bulk perft({depth})");
+        assert_eq!(start.perft(depth, false), expected, "perft({depth})");
+    }
+}
+
+#[test]
+fn other_presets_generate_moves_for_both_widths() {
+    for name in tafl_rules::PRESETS {
+        let v = Variant::preset(name).unwrap();
+        let start = Position::start(v);
+        let listed = start.legal_moves().len() as u64;
+        assert!(listed > 0, "{name}");
+        assert_eq!(start.perft(1, true), listed, "{name}");
+        assert_eq!(start.perft(2, true), start.perft(2, false), "{name}");
+        assert_eq!(start.perft(3, true), start.perft(3, false), "{name}");
+    }
+}
