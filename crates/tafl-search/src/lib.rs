@@ -1,0 +1,13 @@
+//! # tafl-search
+//!
+//! Players: the [`Player`] trait every player implements (random, alpha-beta, MCTS, external
+//! engines), the [`Evaluator`] trait a network implements for MCTS, and the searches themselves.
+//! Nothing here depends on Burn: tests use hand-written evaluators.
+
+pub mod evaluator;
+pub mod player;
+pub mod random;
+
+pub use evaluator::{Evaluation, Evaluator, UniformEvaluator};
+pub use player::{Limits, MoveChoice, Player, PlayerError};
+pub use random::RandomPlayer;
