@@ -347,8 +347,7 @@ impl<B: Bits> Board<B> {
     /// The fort is the region of empty squares the king can reach. Its rim must hold no attacker.
     /// A rim defender is safe when, on each axis, one neighbour is off the board, inside the
     /// fort (but not the hostile throne or a corner) or another rim defender; and, on the edge
-    /// with shieldwalls on, when its run of pieces along the edge has a member whose inward
-    /// neighbour attackers can never reach.
+    /// with shieldwalls on, when no shieldwall can take it (see `edge_walls_hold`).
     pub fn exit_fort(&self, g: &Geometry<B>) -> bool {
         if (self.king & g.edge).is_empty() {
             return false;
@@ -379,8 +378,9 @@ impl<B: Bits> Board<B> {
         !g.rules.shieldwall || self.edge_walls_hold(g, walls, fort | walls)
     }
 
-    /// No edge wall can be taken by a shieldwall: each one's run of defenders along the edge
-    /// has a member fronted by a square attackers can never reach.
+    /// No edge wall can be taken by a shieldwall, judged with the defenders standing still:
+    /// each one's run of pieces along the edge is a single piece, or ends next to a square
+    /// attackers can never reach, or has a member fronted by such a square.
     fn edge_walls_hold(&self, g: &Geometry<B>, walls: B, unreachable: B) -> bool {
         let pieces = self.defenders | self.king;
         let last = g.size - 1;
@@ -403,7 +403,11 @@ impl<B: Bits> Board<B> {
                     run |= at;
                 }
             }
-            if (g.shift(run, inward) & unreachable).is_empty() {
+            let ends = (g.shift(run, along) | g.shift(run, along + 2)) & !run;
+            let breakable = run.count() >= 2
+                && (ends & unreachable).is_empty()
+                && (g.shift(run, inward) & unreachable).is_empty();
+            if breakable {
                 return false;
             }
         }

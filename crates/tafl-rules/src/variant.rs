@@ -299,7 +299,7 @@ impl Variant {
         }
         let name = file.name.unwrap_or_else(|| base.map_or("custom".into(), |b| b.name.clone()));
         match (&file.layout, base) {
-            (Some(layout), _) => Variant::new(&name, layout, rules),
+            (Some(layout), _) => Variant::new(&name, layout.get_ref(), rules).map_err(|e| e.at_file_line(text, layout.span().start)),
             (None, Some(b)) => Variant::from_setup(&name, b.start.clone(), rules),
             (None, None) => Err(VariantError::NoLayout),
         }
@@ -361,6 +361,22 @@ impl Variant {
     }
 }
 
+impl VariantError {
+    /// Turns a line number within a layout string into a line number of the file holding it,
+    /// given the byte offset where the string starts.
+    fn at_file_line(self, text: &str, start: usize) -> VariantError {
+        match self {
+            VariantError::Layout { line, column, message } => {
+                let before = text.get(..start).unwrap_or_default();
+                let opens_with_newline = text.get(start..).is_some_and(|t| t.starts_with("'''\n") || t.starts_with("\"\"\"\n"));
+                let first = before.matches('\n').count() + 1 + usize::from(opens_with_newline);
+                VariantError::Layout { line: first + line - 1, column, message }
+            }
+            other => other,
+        }
+    }
+}
+
 fn parse_layout(text: &str) -> Result<Setup, VariantError> {
     let lines: Vec<(usize, &str)> =
         text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty()).collect();
@@ -397,7 +413,7 @@ fn parse_layout(text: &str) -> Result<Setup, VariantError> {
 struct VariantFile {
     name: Option<String>,
     base: Option<String>,
-    layout: Option<String>,
+    layout: Option<toml::Spanned<String>>,
     rules: Option<RulesOverride>,
 }
 
