@@ -1,0 +1,125 @@
+//! The `tafl` binary end to end: output, exit codes and error messages.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const ARCHIVE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tafl-rules/tests/data/copenhagen-11x11-archive.csv");
+
+fn tafl(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tafl"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tafl");
+    if let Some(text) = stdin {
+        child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write stdin");
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().expect("wait")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("tafl-cli-test-{}-{name}", std::process::id()));
+    std::fs::write(&path, contents).expect("write temp file");
+    path
+}
+
+#[test]
+fn perft_prints_the_known_counts() {
+    let out = tafl(&["perft", "--variant", "copenhagen", "--depth", "3"], None);
+    assert!(out.status.success());
+    let s = text(&out.stdout);
+    for n in ["116", "6788", "806344"] {
+        assert!(s.contains(n), "{s}");
+    }
+}
+
+#[test]
+fn replay_of_the_archive_is_clean() {
+    let out = tafl(&["replay", "--json", ARCHIVE], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 876);
+    assert!(lines.iter().all(|g| g["legal"] == true && g["capture_mismatches"].as_array().unwrap().is_empty()));
+    let fort = &lines[444];
+    assert_eq!(fort["outcome"]["reason"], "exit-fort");
+    assert_eq!(fort["outcome"]["winner"], "defenders");
+}
+
+#[test]
+fn replay_json_has_every_field() {
+    let out = tafl(&["replay", "--json", "--format", "moves", "-"], Some("h1-h3 f8-i8\nf10-i10"));
+    assert_eq!(out.status.code(), Some(0));
+    let g: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(g["game"], 1);
+    assert_eq!(g["plies"], 3);
+    assert_eq!(g["legal"], true);
+    assert!(g["error"].is_null());
+    assert_eq!(g["captures"].as_array().unwrap().len(), 3);
+    assert!(g["outcome"].is_null());
+    assert_eq!(g["ended_early"], false);
+    assert!(g["legal_moves_after"].as_u64().unwrap() > 0);
+    assert!(g["final_fen"].as_str().unwrap().ends_with(" d"));
+}
+
+#[test]
+fn an_illegal_ply_is_named_and_exits_1() {
+    let out = tafl(&["replay", "--format", "moves", "-"], Some("h1-h3 f8-f6"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("ply 2 (f8-f6)"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_wrong_capture_list_exits_1() {
+    let out = tafl(&["replay", "--json", "--format", "moves", "-"], Some("h1-h3xh5"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("\"recorded\":[\"h5\"]"));
+}
+
+#[test]
+fn zero_plies_report_a_decided_start() {
+    let fen = "11/11/11/11/11/11/11/3a7/2aka6/3a7/11 d";
+    let out = tafl(&["replay", "--json", "--format", "moves", "--start", fen, "-"], Some(""));
+    let g: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(g["outcome"]["reason"], "king-captured");
+    assert_eq!(g["outcome"]["ply"], 0);
+}
+
+#[test]
+fn bad_input_exits_2_with_a_located_message() {
+    let bad_line = temp_file("bad.csv", "# comment\nh1-h3 f8-z8,0,0,Ongoing\n");
+    let out = tafl(&["replay", bad_line.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains(":2:10:") && err.contains("file a..k"), "{err}");
+
+    let out = tafl(&["show", "--fen", "3aaaaa3/5a5 a"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("bad --fen"));
+
+    let variant = temp_file("v.toml", "base = 'copenhagen'\n[rules]\nshieldwal = true\n");
+    let out = tafl(&["perft", "--variant", variant.to_str().unwrap(), "--depth", "1"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("shieldwal"), "{}", text(&out.stderr));
+
+    let out = tafl(&["replay", "/no/such/file.csv"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let out = tafl(&["perft", "--variant", "chess"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn show_prints_a_labelled_board() {
+    let out = tafl(&["show", "--variant", "brandubh"], None);
+    assert!(out.status.success());
+    let s = text(&out.stdout);
+    assert!(s.contains("a b c d e f g"));
+    assert!(s.contains(" 7  + . . X . . +  7"), "{s}");
+    assert!(s.contains("FEN: 3a3/3a3/3d3/aadkdaa/3d3/3a3/3a3 a"), "{s}");
+}
