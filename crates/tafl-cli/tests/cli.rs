@@ -1,4 +1,5 @@
 //! The `tafl` binary end to end: output, exit codes and error messages.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -1,4 +1,5 @@
 //! Perft speed from the Copenhagen start: making every move, and bulk-counting the last ply.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 use criterion::{Criterion, criterion_group, criterion_main};
 use tafl_rules::{Position, Variant};
 

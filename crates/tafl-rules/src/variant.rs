@@ -233,7 +233,7 @@ impl Variant {
     /// Builds a variant whose start position is `start`.
     pub fn from_setup(name: &str, start: Setup, rules: Rules) -> Result<Variant, VariantError> {
         let size = start.size;
-        if !(5..=15).contains(&size) || size % 2 == 0 {
+        if !(5..=15).contains(&size) || size.is_multiple_of(2) {
             return Err(VariantError::Size(size as usize));
         }
         let engine = if (size as u32) * (size as u32) <= 128 {
@@ -381,7 +381,7 @@ fn parse_layout(text: &str) -> Result<Setup, VariantError> {
     let lines: Vec<(usize, &str)> =
         text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty()).collect();
     let size = lines.len();
-    if !(5..=15).contains(&size) || size % 2 == 0 {
+    if !(5..=15).contains(&size) || size.is_multiple_of(2) {
         return Err(VariantError::Size(size));
     }
     let mut setup = Setup::empty(size as u8, Side::Attackers);

@@ -1,4 +1,5 @@
 //! All 876 recorded games of the archive replay with every ply legal and every capture matched,
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 //! and where the rules end a game, the recorded result agrees.
 
 use tafl_rules::notation::parse_archive_line;

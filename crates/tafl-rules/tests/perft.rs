@@ -1,4 +1,5 @@
 //! Perft counts from the start positions.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 use tafl_rules::{Position, Variant};
 
 #[test]

@@ -1,4 +1,5 @@
 //! Property tests over random reachable positions of every preset.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Every rule of RULES.md with concrete positions: the case that fires and the near miss.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
 

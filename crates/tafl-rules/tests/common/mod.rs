@@ -1,4 +1,5 @@
 //! Helpers for building test positions.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 #![allow(dead_code)]
 
 use tafl_rules::{Game, Move, Piece, Played, Position, Setup, Side, Square, Variant, parse_move, parse_square};
