@@ -51,7 +51,7 @@ mod zobrist;
 pub use board::{MAX_MOVES, MoveList};
 pub use game::{Game, Outcome, PlayError, Reason};
 pub use notation::{MoveText, ParseError, parse_move, parse_square};
-pub use position::{IllegalMove, MAX_CAPTURES, Played, Position};
+pub use position::{IllegalMove, MAX_CAPTURES, Played, Position, Squares};
 pub use setup::{Setup, SetupError};
 pub use square::{Direction, MAX_SIZE, Move, Piece, Side, Square};
 pub use symmetry::Symmetry;

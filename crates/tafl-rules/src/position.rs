@@ -95,8 +95,23 @@ fn board_from_setup<B: Bits>(setup: &Setup) -> Board<B> {
     board
 }
 
-fn squares_of<B: Bits>(mut bits: B, g: &Geometry<B>) -> impl Iterator<Item = Square> + '_ {
-    std::iter::from_fn(move || bits.pop().map(|i| g.square[i as usize]))
+/// The squares of a set of pieces, in index order (rank 1 first). Allocation-free.
+pub struct Squares<'a>(SquaresInner<'a>);
+
+enum SquaresInner<'a> {
+    Small(u128, &'a Geometry<u128>),
+    Large(U256, &'a Geometry<U256>),
+}
+
+impl Iterator for Squares<'_> {
+    type Item = Square;
+    #[inline]
+    fn next(&mut self) -> Option<Square> {
+        match &mut self.0 {
+            SquaresInner::Small(bits, g) => bits.pop().map(|i| g.square[i as usize]),
+            SquaresInner::Large(bits, g) => bits.pop().map(|i| g.square[i as usize]),
+        }
+    }
 }
 
 impl Position {
@@ -176,15 +191,20 @@ impl Position {
     }
 
     /// The squares of every piece of one kind, in index order (rank 1 first).
-    pub fn squares(&self, piece: Piece) -> Box<dyn Iterator<Item = Square> + '_> {
-        with_board!(self, |b, g| {
-            let bits = match piece {
+    #[must_use]
+    pub fn squares(&self, piece: Piece) -> Squares<'static> {
+        fn pick<B: Bits>(b: &Board<B>, piece: Piece) -> B {
+            match piece {
                 Piece::Attacker => b.attackers,
                 Piece::Defender => b.defenders,
                 Piece::King => b.king,
-            };
-            Box::new(squares_of(bits, g))
-        })
+            }
+        }
+        match (&self.inner, &self.variant.engine) {
+            (Inner::Small(b), Engine::Small(g)) => Squares(SquaresInner::Small(pick(b, piece), g)),
+            (Inner::Large(b), Engine::Large(g)) => Squares(SquaresInner::Large(pick(b, piece), g)),
+            _ => unreachable!("a position's bit width always matches its variant"),
+        }
     }
 
     /// How many pieces of one kind are on the board.
