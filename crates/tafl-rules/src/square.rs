@@ -13,31 +13,37 @@ pub struct Square(u8);
 
 impl Square {
     /// The square on `file` (0 = a) and `rank` (0 = rank 1). Both must be below 16.
+    #[inline]
     #[must_use]
     pub const fn new(file: u8, rank: u8) -> Square {
         Square((file & 15) | (rank << 4))
     }
     /// File index, 0 for `a`.
+    #[inline]
     #[must_use]
     pub const fn file(self) -> u8 {
         self.0 & 15
     }
     /// Rank index, 0 for rank 1.
+    #[inline]
     #[must_use]
     pub const fn rank(self) -> u8 {
         self.0 >> 4
     }
     /// Bit index on a board of side `size`.
+    #[inline]
     #[must_use]
     pub const fn index(self, size: u8) -> u32 {
         self.rank() as u32 * size as u32 + self.file() as u32
     }
     /// The square of bit index `index` on a board of side `size`.
+    #[inline]
     #[must_use]
     pub const fn from_index(index: u32, size: u8) -> Square {
         Square::new((index % size as u32) as u8, (index / size as u32) as u8)
     }
     /// True when the square lies on a board of side `size`.
+    #[inline]
     #[must_use]
     pub const fn on_board(self, size: u8) -> bool {
         self.file() < size && self.rank() < size
@@ -68,6 +74,7 @@ pub enum Side {
 
 impl Side {
     /// The other side.
+    #[inline]
     #[must_use]
     pub const fn opponent(self) -> Side {
         match self {
@@ -76,6 +83,7 @@ impl Side {
         }
     }
     /// The lowercase name used in JSON and on the command line.
+    #[inline]
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -104,6 +112,7 @@ pub enum Piece {
 
 impl Piece {
     /// The side the piece belongs to.
+    #[inline]
     #[must_use]
     pub const fn side(self) -> Side {
         match self {
@@ -124,6 +133,7 @@ pub struct Move {
 
 impl Move {
     /// A move from `from` to `to`.
+    #[inline]
     #[must_use]
     pub const fn new(from: Square, to: Square) -> Move {
         Move { from, to }
@@ -159,6 +169,7 @@ impl Direction {
     /// All four, in the order move generation uses.
     pub const ALL: [Direction; 4] = [Direction::North, Direction::East, Direction::South, Direction::West];
     /// File and rank step.
+    #[inline]
     #[must_use]
     pub const fn step(self) -> (i8, i8) {
         match self {
