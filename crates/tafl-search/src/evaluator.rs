@@ -34,3 +34,21 @@ impl Evaluator for UniformEvaluator {
             .collect()
     }
 }
+
+impl<E: Evaluator + ?Sized> Evaluator for &E {
+    fn evaluate(&self, games: &[&Game]) -> Vec<Evaluation> {
+        (**self).evaluate(games)
+    }
+}
+
+impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
+    fn evaluate(&self, games: &[&Game]) -> Vec<Evaluation> {
+        (**self).evaluate(games)
+    }
+}
+
+impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
+    fn evaluate(&self, games: &[&Game]) -> Vec<Evaluation> {
+        (**self).evaluate(games)
+    }
+}

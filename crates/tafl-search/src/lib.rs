@@ -4,10 +4,14 @@
 //! engines), the [`Evaluator`] trait a network implements for MCTS, and the searches themselves.
 //! Nothing here depends on Burn: tests use hand-written evaluators.
 
+pub mod alphabeta;
 pub mod evaluator;
+pub mod mcts;
 pub mod player;
 pub mod random;
 
+pub use alphabeta::AlphaBeta;
 pub use evaluator::{Evaluation, Evaluator, UniformEvaluator};
+pub use mcts::{MctsPlayer, Search, SearchParams, SearchResult};
 pub use player::{Limits, MoveChoice, Player, PlayerError};
 pub use random::RandomPlayer;

@@ -1,0 +1,359 @@
+//! Tests of the MCTS with hand-written evaluators on small positions.
+
+use std::time::{Duration, Instant};
+
+use tafl_rules::{Game, Move, Piece, Position, Side, Variant, parse_square};
+
+use super::*;
+use crate::evaluator::{Evaluation, Evaluator, UniformEvaluator};
+use crate::player::{Limits, Player};
+use crate::random::RandomPlayer;
+
+fn game(fen: &str) -> Game {
+    let position = Position::from_fen(Variant::copenhagen(), fen).expect("test FEN");
+    Game::from_position(position)
+}
+
+fn mv(text: &str) -> Move {
+    let (from, to) = text.split_once('-').expect("from-to");
+    Move::new(parse_square(from, 11).expect("square"), parse_square(to, 11).expect("square"))
+}
+
+/// Defenders to move; the king on d1 reaches a1 (and k1) at once.
+const ESCAPE: &str = "11/11/11/2a5a2/11/11/11/2a5a2/7d3/11/3k7 d";
+/// Attackers to move; the king on d1 threatens a1 (f1 holds the other side): only c8-c1 and
+/// b4-b1 stop him.
+const THREAT: &str = "11/11/11/2a5a2/11/11/11/1a7a1/7d3/11/3k1a5 a";
+/// Defenders to move and win in two: d3-d1 (or d3-a3) forks two corners.
+const FORK: &str = "11/11/11/2a5a2/11/11/11/11/3k3d3/11/11 d";
+/// Attackers to move; h10-c10 captures the defender on c9 (against c8). The king is walled in.
+const CAPTURE: &str = "11/7a3/2d8/2a8/5d5/4dkd4/5d5/11/11/11/11 a";
+
+fn is_corner_escape(m: Move) -> bool {
+    let v = Variant::copenhagen();
+    m.from.to_string() == "d1" && v.is_corner(m.to)
+}
+
+fn both_roots() -> [SearchParams; 2] {
+    [SearchParams::puct(16), SearchParams::gumbel(16)]
+}
+
+#[test]
+fn finds_an_immediate_king_escape() {
+    for params in both_roots() {
+        for visits in [0, 1, 16] {
+            let mut search = Search::new(game(ESCAPE), SearchParams { visits, ..params.clone() }, 1);
+            let result = search.run(&UniformEvaluator, 1);
+            let best = result.best_move.expect("a move");
+            assert!(is_corner_escape(best), "{best} with {params:?}");
+            assert_eq!(result.proof, Some(Proof::Win));
+            assert_eq!(result.root_value, 1.0);
+            // Proven before any evaluation: the rules alone settle it.
+            assert_eq!(search.evaluations(), 0);
+            let mass: f32 = result.improved_policy.iter().filter(|(m, _)| *m == best).map(|(_, p)| p).sum();
+            assert_eq!(mass, 1.0);
+        }
+    }
+}
+
+#[test]
+fn blocks_a_one_move_escape_threat() {
+    let blocks = [mv("c8-c1"), mv("b4-b1")];
+    for params in both_roots() {
+        for (visits, batch) in [(1, 1), (16, 1), (32, 1), (32, 8)] {
+            for seed in 0..4 {
+                let mut search = Search::new(game(THREAT), SearchParams { visits, ..params.clone() }, seed);
+                let result = search.run(&UniformEvaluator, batch);
+                let best = result.best_move.expect("a move");
+                assert!(blocks.contains(&best), "{best} with {visits} visits, batch {batch}, {params:?}");
+                assert_ne!(result.proof, Some(Proof::Loss));
+            }
+        }
+    }
+}
+
+#[test]
+fn proves_a_win_in_two() {
+    let forks = [mv("d3-d1"), mv("d3-d11"), mv("d3-a3"), mv("d3-k3")];
+    let params = [SearchParams::puct(300), SearchParams { gumbel_k: 64, ..SearchParams::gumbel(300) }];
+    for params in params {
+        let mut search = Search::new(game(FORK), params.clone(), 3);
+        let result = search.run(&UniformEvaluator, 1);
+        assert_eq!(result.proof, Some(Proof::Win), "{params:?}");
+        let best = result.best_move.expect("a move");
+        assert!(forks.contains(&best), "{best}");
+        assert_eq!(result.root_value, 1.0);
+        assert_eq!(result.pv.first(), Some(&best));
+        assert!(result.pv.len() >= 3, "pv {:?}", result.pv);
+        // The search stops as soon as the root is proven.
+        assert!(result.visits < 300, "{} visits", result.visits);
+    }
+}
+
+#[test]
+fn a_root_whose_every_move_loses_is_proven_lost() {
+    // Attackers to move; the king on f1 has a1 and k1 both open: no single move blocks both.
+    let g = game("11/11/11/2a5a2/11/11/11/11/7d3/11/5k5 a");
+    for params in both_roots() {
+        let mut search = Search::new(g.clone(), params, 0);
+        let result = search.run(&UniformEvaluator, 1);
+        assert_eq!(result.proof, Some(Proof::Loss));
+        assert_eq!(result.root_value, -1.0);
+        assert!(result.best_move.is_some());
+    }
+}
+
+/// Uniform priors; the value is the soldier balance for the side to move.
+struct Material;
+
+impl Evaluator for Material {
+    fn evaluate(&self, games: &[&Game]) -> Vec<Evaluation> {
+        games
+            .iter()
+            .map(|g| {
+                let p = g.position();
+                let n = g.legal_moves().len().max(1);
+                let balance = p.count(Piece::Attacker) as f32 - p.count(Piece::Defender) as f32;
+                let balance = if p.side_to_move() == Side::Attackers { balance } else { -balance };
+                Evaluation { policy: vec![1.0 / n as f32; n], value: (0.3 * balance).tanh() }
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn gumbel_policy_target_sums_to_one_and_prefers_the_best_move() {
+    let capture = mv("h10-c10");
+    for seed in 0..3 {
+        let params = SearchParams { gumbel_k: 64, ..SearchParams::gumbel(64) };
+        let result = Search::new(game(CAPTURE), params.clone(), seed).run(&Material, 1);
+        let total: f32 = result.improved_policy.iter().map(|(_, p)| p).sum();
+        assert!((total - 1.0).abs() < 1e-4, "sums to {total}");
+        assert_eq!(result.improved_policy.len(), game(CAPTURE).legal_moves().len());
+        let (top, _) = result.improved_policy.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).expect("moves");
+        assert_eq!(top, capture);
+        let played = Search::new(game(CAPTURE), params.for_play(), seed).run(&Material, 1);
+        assert_eq!(played.best_move, Some(capture));
+        // The policy target follows the search, not the flat prior.
+        let p = result.improved_policy.iter().find(|(m, _)| *m == capture).map_or(0.0, |x| x.1);
+        assert!(p > 0.2, "capture gets {p}");
+    }
+}
+
+#[test]
+fn puct_prefers_the_capture_too() {
+    let params = SearchParams::puct(200).for_play();
+    let result = Search::new(game(CAPTURE), params, 0).run(&Material, 1);
+    assert_eq!(result.best_move, Some(mv("h10-c10")));
+    let total: f32 = result.improved_policy.iter().map(|(_, p)| p).sum();
+    assert!((total - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn many_searches_in_flight_match_one_at_a_time() {
+    let starts = [Game::new(Variant::copenhagen()), game(THREAT), game(FORK), game(CAPTURE), game(ESCAPE)];
+    for params in [SearchParams::puct(24), SearchParams::gumbel(24)] {
+        let alone: Vec<SearchResult> =
+            starts.iter().enumerate().map(|(i, g)| Search::new(g.clone(), params.clone(), i as u64).run(&Material, 1)).collect();
+        let mut searches: Vec<Search> = starts.iter().enumerate().map(|(i, g)| Search::new(g.clone(), params.clone(), i as u64)).collect();
+        let mut rounds = 0;
+        while step_searches(searches.iter_mut(), &Material, 1) > 0 {
+            rounds += 1;
+        }
+        assert!(searches.iter().all(Search::done));
+        assert!(rounds <= 25, "{rounds} rounds");
+        let together: Vec<SearchResult> = searches.iter().map(Search::result).collect();
+        assert_eq!(alone, together);
+    }
+}
+
+#[test]
+fn batches_from_one_tree_give_valid_results() {
+    for params in [SearchParams::puct(64), SearchParams::gumbel(64)] {
+        let g = Game::new(Variant::copenhagen());
+        let mut search = Search::new(g.clone(), params, 5);
+        let result = search.run(&Material, 16);
+        assert_eq!(result.visits, 64);
+        assert!(g.legal_moves().contains(&result.best_move.expect("a move")));
+        let total: f32 = result.improved_policy.iter().map(|(_, p)| p).sum();
+        assert!((total - 1.0).abs() < 1e-4);
+        // Far fewer evaluator calls than leaves.
+        assert!(search.evaluations() >= 60, "{} evaluations", search.evaluations());
+    }
+}
+
+#[test]
+fn tree_is_reused_after_advancing() {
+    for params in [SearchParams::puct(64), SearchParams::gumbel(64)] {
+        let mut search = Search::new(Game::new(Variant::copenhagen()), params, 9);
+        let first = search.run(&UniformEvaluator, 1);
+        let best = first.best_move.expect("a move");
+        search.advance(best).expect("legal");
+        assert_eq!(search.game().moves(), &[best]);
+        let kept = search.root_visits();
+        assert!(kept > 0, "the played child had visits");
+        let second = search.run(&UniformEvaluator, 1);
+        assert_eq!(second.visits, 64);
+        assert_eq!(second.root_visits, kept + 64);
+        // An illegal move leaves the search untouched.
+        assert!(search.advance(best).is_err());
+        assert_eq!(search.game().moves(), &[best]);
+    }
+}
+
+fn play_out(mut mcts: impl Player, mcts_side: Side, limits: Limits) -> Game {
+    let mut random = RandomPlayer::new(11);
+    let mut g = Game::new(Variant::copenhagen());
+    mcts.new_game();
+    while !g.outcome().is_over() && g.ply() < 600 {
+        let choice = if g.position().side_to_move() == mcts_side {
+            let c = mcts.choose(&g, &limits).expect("a move");
+            assert_eq!(c.pv.first(), Some(&c.mv));
+            assert!(c.value.is_some_and(|v| (-1.0..=1.0).contains(&v)));
+            c
+        } else {
+            random.choose(&g, &limits).expect("a move")
+        };
+        g.play(choice.mv).expect("legal move");
+    }
+    g
+}
+
+#[test]
+fn mcts_player_plays_whole_games_against_random() {
+    let limits = Limits { visits: Some(16), ..Limits::default() };
+    for (params, side) in [(SearchParams::gumbel(16), Side::Attackers), (SearchParams::puct(16), Side::Defenders)] {
+        let g = play_out(MctsPlayer::new(UniformEvaluator, params).with_seed(1), side, limits);
+        assert!(g.outcome().is_over() || g.ply() == 600);
+    }
+}
+
+#[test]
+fn mcts_player_keeps_to_the_time_asked() {
+    let mut player = MctsPlayer::new(Material, SearchParams::gumbel(1_000_000)).with_batch(8);
+    let g = Game::new(Variant::copenhagen());
+    let limits = Limits { time: Some(Duration::from_millis(100)), ..Limits::default() };
+    let t = Instant::now();
+    let choice = player.choose(&g, &limits).expect("a move");
+    assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+    assert!(choice.nodes > 0);
+}
+
+#[test]
+fn params_read_from_toml_and_reject_typos() {
+    let p: SearchParams = toml::from_str("visits = 32\nuse-gumbel = true\ngumbel-k = 8\nc-visit = 40.0").expect("valid");
+    assert_eq!(p, SearchParams { visits: 32, use_gumbel: true, gumbel_k: 8, c_visit: 40.0, ..SearchParams::default() });
+    let e = toml::from_str::<SearchParams>("visit = 32").expect_err("typo");
+    assert!(e.to_string().contains("visit"), "{e}");
+    let back: SearchParams = toml::from_str(&toml::to_string(&p).expect("serialises")).expect("round trip");
+    assert_eq!(back, p);
+}
+
+/// `cargo test -p tafl-search --release -- --ignored --nocapture mcts_overhead`
+#[test]
+#[ignore = "a measurement, not a test"]
+fn mcts_overhead() {
+    for visits in [16, 32, 200] {
+        for params in [SearchParams::gumbel(visits), SearchParams::puct(visits)] {
+            let kind = if params.use_gumbel { "gumbel" } else { "puct" };
+            let start = Game::new(Variant::copenhagen());
+            let report = bench::searches_in_flight_with(&UniformEvaluator, &start, &params, 64, 2.0);
+            println!(
+                "{kind:6} visits {visits:3}: {:8.0} simulations/s, {:8.0} evaluations/s, {:6.1} moves/s, evaluator {:4.1}% of time, batch {:.1}",
+                report.simulations_per_s,
+                report.evaluations_per_s,
+                report.moves_per_s,
+                100.0 * report.share_of_time_in_evaluator,
+                report.mean_batch
+            );
+        }
+    }
+}
+
+#[test]
+fn bench_runs_many_searches_in_flight() {
+    let report = searches_in_flight(&Material, 8, 8, 0.2);
+    assert!(report.evaluations_per_s > 0.0);
+    assert!(report.moves_per_s > 0.0);
+    assert!((0.0..=1.0).contains(&report.share_of_time_in_evaluator));
+    assert!(report.mean_batch > 1.0 && report.mean_batch <= 8.0, "{}", report.mean_batch);
+}
+
+#[test]
+fn dirichlet_noise_is_not_mixed_in_twice() {
+    let params = SearchParams::puct(8);
+    let mut search = Search::new(Game::new(Variant::copenhagen()), params, 4);
+    search.run(&UniformEvaluator, 1);
+    let priors = |s: &Search| s.tree.edges[s.tree.nodes[0].edges()].iter().map(|e| e.prior).collect::<Vec<f32>>();
+    let noisy = priors(&search);
+    search.start(8);
+    search.run(&UniformEvaluator, 1);
+    let again = priors(&search);
+    assert_ne!(noisy, again, "fresh noise each search");
+    // Both are one mix of the flat prior with a noise vector that sums to 1.
+    let flat = 1.0 / noisy.len() as f32;
+    for p in [&noisy, &again] {
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        assert!(p.iter().all(|&x| x >= 0.75 * flat - 1e-6));
+    }
+}
+
+/// `cargo test -p tafl-search --lib -- --ignored --nocapture mcts_against_random`
+#[test]
+#[ignore = "a measurement, not a test"]
+fn mcts_against_random() {
+    for (name, params) in [("gumbel 32", SearchParams::gumbel(32)), ("puct 32", SearchParams::puct(32))] {
+        let mut wins = 0;
+        let mut plies = 0;
+        let games = 8;
+        for i in 0..games {
+            let side = if i % 2 == 0 { Side::Attackers } else { Side::Defenders };
+            let player = MctsPlayer::new(UniformEvaluator, params.clone()).with_seed(i);
+            let g = play_out(player, side, Limits::default());
+            wins += u32::from(g.outcome().winner() == Some(side));
+            plies += g.ply();
+        }
+        println!("{name}: {wins}/{games} wins against random, {} plies a game", plies / games as usize);
+    }
+}
+
+#[test]
+fn fast_gumbel_interior_scores_match_the_formula() {
+    let mut search = Search::new(Game::new(Variant::copenhagen()), SearchParams::gumbel(400), 8);
+    search.run(&Material, 4);
+    let mut checked = 0;
+    for node in 0..search.tree.nodes.len() as u32 {
+        let n = search.tree.nodes[node as usize];
+        if n.state != tree::State::Evaluated || n.visits < 3 {
+            continue;
+        }
+        let completed = search.completed(node);
+        let edges = n.edges();
+        let mut pi: Vec<f32> =
+            edges.clone().zip(&completed.q).map(|(e, &q)| search.tree.edges[e].prior.max(1e-30).ln() + completed.sigma(q)).collect();
+        gumbel::softmax(&mut pi);
+        let visits: Vec<u32> = edges.clone().map(|e| search.edge_q(e).1).collect();
+        let total = 1.0 + visits.iter().sum::<u32>() as f32;
+        search.gumbel_interior_scores(node, |e, score| {
+            let i = e - edges.start;
+            let expected = pi[i] - visits[i] as f32 / total;
+            assert!((score - expected).abs() < 1e-4, "node {node} edge {i}: {score} against {expected}");
+        });
+        checked += 1;
+    }
+    assert!(checked > 3, "{checked} nodes checked");
+}
+
+#[test]
+fn a_finished_game_has_no_move() {
+    let mut g = game(ESCAPE);
+    g.play(mv("d1-a1")).expect("legal");
+    assert!(g.outcome().is_over());
+    let mut search = Search::new(g.clone(), SearchParams::gumbel(16), 0);
+    let result = search.run(&UniformEvaluator, 1);
+    assert_eq!(result.best_move, None);
+    assert_eq!(result.proof, Some(Proof::Loss));
+    assert!(result.improved_policy.is_empty());
+    let mut player = MctsPlayer::new(UniformEvaluator, SearchParams::gumbel(16));
+    assert_eq!(player.choose(&g, &Limits::default()), Err(crate::player::PlayerError::NoMoves));
+}
