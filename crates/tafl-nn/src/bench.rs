@@ -1,0 +1,100 @@
+//! Forward-pass throughput, for `tafl bench nn` and for choosing a net size.
+
+use std::time::{Duration, Instant};
+
+use burn::tensor::{Distribution, Tensor};
+
+use crate::backend::Device;
+use crate::model::TaflNetConfig;
+use crate::train::{TrainBatch, TrainConfig, Trainer};
+
+/// Throughput of the forward pass at one batch size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForwardThroughput {
+    /// Positions per forward call.
+    pub batch: usize,
+    /// Forward calls timed.
+    pub iterations: u32,
+    /// Positions evaluated per second.
+    pub positions_per_s: f64,
+    /// Arithmetic throughput, from [`TaflNetConfig::flops_per_position`].
+    pub gflops: f64,
+}
+
+/// Measures the inference forward pass of a freshly initialised `config` net, with its batch
+/// norms folded as an evaluator would, on `device` at
+/// `batch` positions per call, for about `seconds` (after one warm-up call), reading the
+/// outputs back each time as a real evaluator must.
+#[must_use]
+pub fn forward_throughput(config: &TaflNetConfig, batch: usize, seconds: f64, device: &Device) -> ForwardThroughput {
+    let model = config.init(device).fold_batch_norms();
+    let size = config.board_size;
+    let input = Tensor::<4>::random([batch, config.input_planes, size, size], Distribution::Default, device);
+    let run = || {
+        let out = model.forward(input.clone());
+        // Reading the data back waits for the computation, on any backend.
+        let _ = (out.policy_logits.into_data(), out.value.into_data());
+    };
+    run();
+    let budget = Duration::from_secs_f64(seconds.max(0.0));
+    let start = Instant::now();
+    let mut iterations = 0u32;
+    while iterations == 0 || start.elapsed() < budget {
+        run();
+        iterations += 1;
+    }
+    let positions_per_s = f64::from(iterations) * batch as f64 / start.elapsed().as_secs_f64();
+    let gflops = positions_per_s * config.flops_per_position() as f64 / 1e9;
+    ForwardThroughput { batch, iterations, positions_per_s, gflops }
+}
+
+/// Training throughput: samples per second of [`Trainer::step`] (forward, backward and an
+/// optimiser update) on a random batch of `batch` samples, for about `seconds` after one
+/// warm-up step.
+#[must_use]
+pub fn train_throughput(config: &TaflNetConfig, batch: usize, seconds: f64) -> f64 {
+    let mut trainer = Trainer::new(config.init(&crate::backend::device()), TrainConfig::new());
+    let device = trainer.device();
+    let size = config.board_size;
+    let moves = config.policy_len();
+    let uniform = Tensor::<2>::ones([batch, moves], &device) / moves as f64;
+    let data = TrainBatch {
+        planes: Tensor::random([batch, config.input_planes, size, size], Distribution::Default, &device),
+        policy: uniform,
+        legal: Tensor::ones([batch, moves], &device),
+        value: Tensor::zeros([batch], &device),
+    };
+    trainer.step(&data);
+    let budget = Duration::from_secs_f64(seconds.max(0.0));
+    let start = Instant::now();
+    let mut steps = 0u32;
+    while steps == 0 || start.elapsed() < budget {
+        trainer.step(&data);
+        steps += 1;
+    }
+    f64::from(steps) * batch as f64 / start.elapsed().as_secs_f64()
+}
+
+/// The batch sizes `tafl bench nn` reports: single-position search, a small and a large
+/// self-play batch.
+pub const BENCH_BATCHES: [usize; 4] = [1, 8, 64, 256];
+
+/// [`forward_throughput`] at each of [`BENCH_BATCHES`], `seconds` each.
+#[must_use]
+pub fn forward_throughput_table(config: &TaflNetConfig, seconds: f64, device: &Device) -> Vec<ForwardThroughput> {
+    BENCH_BATCHES.iter().map(|&batch| forward_throughput(config, batch, seconds, device)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measures_something() {
+        let config = TaflNetConfig::new(7, 4, 1, 8);
+        let r = forward_throughput(&config, 4, 0.0, &crate::backend::device());
+        assert_eq!((r.batch, r.iterations), (4, 1));
+        assert!(r.positions_per_s > 0.0 && r.gflops > 0.0);
+        assert!(train_throughput(&config, 4, 0.0) > 0.0);
+    }
+}

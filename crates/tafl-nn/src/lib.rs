@@ -1,0 +1,29 @@
+//! The neural network of the Hnefatafl AlphaZero engine, on Burn 0.22.
+//!
+//! - [`backend`]: the one place that picks the device (CPU `flex` by default, `wgpu` by feature).
+//! - [`model`]: [`TaflNet`], a residual CNN with a policy head and a value head.
+//! - [`policy`]: the policy layout, `[from_square][direction][distance − 1]`.
+//! - [`symmetry`]: the eight board symmetries of planes and policy vectors.
+//! - [`train`]: loss and one optimisation step.
+//! - [`checkpoint`]: checkpoint directories, written atomically, checked on load.
+//! - [`mod@bench`]: forward-pass and training throughput.
+//! - [`encoding`]: the input planes of a game, policy indices of moves, symmetries of both in
+//!   the rules crate's numbering.
+//! - [`evaluator`]: [`NetEvaluator`], the search's `Evaluator`: batched inference with an
+//!   optional evaluation cache.
+
+pub mod backend;
+pub mod bench;
+pub mod checkpoint;
+pub mod encoding;
+pub mod evaluator;
+pub mod model;
+pub mod policy;
+pub mod symmetry;
+pub mod train;
+
+pub use backend::{Device, device, training_device};
+pub use encoding::{ENCODING_VERSION, INPUT_PLANES, encode_game, encode_position, index_move, move_index};
+pub use evaluator::NetEvaluator;
+pub use model::{NetOutput, Prediction, TaflNet, TaflNetConfig};
+pub use train::{StepStats, TrainBatch, TrainConfig, Trainer};

@@ -1,0 +1,507 @@
+//! The residual policy/value network.
+
+use burn::config::Config;
+use burn::module::{Module, Param, RunningState};
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
+use burn::tensor::{Tensor, TensorData};
+use burn::tensor::activation::{relu, tanh};
+use burn::tensor::module::conv2d;
+use burn::tensor::ops::ConvOptions;
+
+use crate::backend::Device;
+use crate::policy::{moves_per_square, policy_len};
+
+/// Shape of a [`TaflNet`]: board, inputs, depth and width of the residual trunk, heads.
+#[derive(Config, Debug, PartialEq, Eq)]
+pub struct TaflNetConfig {
+    /// Side of the square board (11 for Copenhagen).
+    pub board_size: usize,
+    /// Number of input planes.
+    pub input_planes: usize,
+    /// Number of residual blocks in the trunk.
+    pub blocks: usize,
+    /// Channels of the trunk.
+    pub channels: usize,
+    /// Every `global_pool_interval`-th block (the 2nd, 4th, ... for 2) gets a KataGo-style
+    /// global pooling bias; 0 turns it off. It lets the trunk see the whole board (an
+    /// encirclement, a far-away escape) at the cost of one small linear layer per such block.
+    #[config(default = 3)]
+    pub global_pool_interval: usize,
+    /// Channels of the policy head's hidden 1x1 convolution.
+    #[config(default = 32)]
+    pub policy_channels: usize,
+    /// Channels of the value head's 1x1 convolution, before global pooling.
+    #[config(default = 32)]
+    pub value_channels: usize,
+    /// Width of the value head's hidden fully connected layer.
+    #[config(default = 64)]
+    pub value_hidden: usize,
+}
+
+impl TaflNetConfig {
+    /// Short model name from depth and width, like `b6c64`.
+    #[must_use]
+    pub fn name(&self) -> String {
+        format!("b{}c{}", self.blocks, self.channels)
+    }
+
+    /// Length of the policy output: `board_size² · 4 · (board_size − 1)`.
+    #[must_use]
+    pub fn policy_len(&self) -> usize {
+        policy_len(self.board_size)
+    }
+
+    /// Whether block `index` (from 0) carries a global pooling branch.
+    #[must_use]
+    pub fn has_global_pool(&self, index: usize) -> bool {
+        self.global_pool_interval > 0 && (index + 1).is_multiple_of(self.global_pool_interval)
+    }
+
+    /// Floating-point operations of one forward pass for one position, counted from the
+    /// convolutions and linear layers (a multiply-add is two); normalisation and activations
+    /// are left out.
+    #[must_use]
+    pub fn flops_per_position(&self) -> u64 {
+        let area = (self.board_size * self.board_size) as u64;
+        let conv = |k: usize, cin: usize, cout: usize| 2 * (k * k * cin * cout) as u64 * area;
+        let linear = |din: usize, dout: usize| 2 * (din * dout) as u64;
+        let c = self.channels;
+        let gpool_blocks = (0..self.blocks).filter(|&i| self.has_global_pool(i)).count() as u64;
+        let trunk = conv(3, self.input_planes, c)
+            + self.blocks as u64 * 2 * conv(3, c, c)
+            + gpool_blocks * linear(2 * c, c);
+        let policy = conv(1, c, self.policy_channels)
+            + conv(1, self.policy_channels, moves_per_square(self.board_size));
+        let value = conv(1, c, self.value_channels)
+            + linear(2 * self.value_channels, self.value_hidden)
+            + linear(self.value_hidden, 1);
+        trunk + policy + value
+    }
+
+    /// Builds a freshly initialised network on `device`.
+    #[must_use]
+    pub fn init(&self, device: &Device) -> TaflNet {
+        let c = self.channels;
+        TaflNet {
+            stem: ConvBn::new(self.input_planes, c, 3, device),
+            blocks: (0..self.blocks)
+                .map(|i| ResBlock::new(c, self.has_global_pool(i), device))
+                .collect(),
+            policy: PolicyHead::new(c, self.policy_channels, moves_per_square(self.board_size), device),
+            value: ValueHead::new(c, self.value_channels, self.value_hidden, device),
+        }
+    }
+}
+
+/// A convolution (no bias: the batch norm has one) followed by batch normalisation.
+#[derive(Module, Debug)]
+pub struct ConvBn {
+    conv: Conv2d,
+    norm: BatchNorm,
+    /// Set by [`TaflNet::fold_batch_norms`]: the batch norm is already in `conv`.
+    #[module(skip)]
+    folded: bool,
+}
+
+impl ConvBn {
+    fn new(channels_in: usize, channels_out: usize, kernel: usize, device: &Device) -> Self {
+        Self {
+            conv: Conv2dConfig::new([channels_in, channels_out], [kernel, kernel])
+                .with_padding(PaddingConfig2d::Same)
+                .with_bias(false)
+                .init(device),
+            norm: BatchNormConfig::new(channels_out).init(device),
+            folded: false,
+        }
+    }
+
+    /// This layer with the batch norm folded into the convolution once and for all.
+    fn fold(self) -> Self {
+        if self.folded {
+            return self;
+        }
+        let device = self.conv.weight.device();
+        let (weight, bias) = self.folded(&device);
+        let [channels_out] = bias.dims();
+        let mut conv = self.conv;
+        conv.weight = Param::from_tensor(weight);
+        conv.bias = Some(Param::from_tensor(bias));
+        // An identity batch norm (var + ε = 1), so that the weights stay meaningful to a
+        // net that does not know they were folded.
+        let mut norm = BatchNormConfig::new(channels_out).init(&device);
+        norm.running_var = RunningState::new(Tensor::ones([channels_out], &device) * (1.0 - norm.epsilon));
+        Self { conv, norm, folded: true }
+    }
+
+    /// Training (an autodiff input and a module in training mode) normalises with the batch
+    /// statistics; inference folds the running statistics into the convolution's weights and
+    /// bias instead, which saves several passes over the activations.
+    ///
+    /// # Shapes
+    /// - `x`: `[batch, channels_in, size, size]`
+    /// - output: `[batch, channels_out, size, size]`
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        if self.folded {
+            return self.conv.forward(x);
+        }
+        if x.device().is_autodiff() && self.norm.training.is_enabled() {
+            return self.norm.forward(self.conv.forward(x));
+        }
+        let (weight, bias) = self.folded(&x.device());
+        let pad = self.conv.kernel_size[0] / 2;
+        conv2d(x, weight, Some(bias), ConvOptions::new([1, 1], [pad, pad], [1, 1], 1))
+    }
+
+    /// The convolution with the batch norm's running statistics folded in:
+    /// `w' = w · γ / √(var + ε)`, `b' = β − mean · γ / √(var + ε)`.
+    fn folded(&self, device: &Device) -> (Tensor<4>, Tensor<1>) {
+        let norm = &self.norm;
+        let mean = norm.running_mean.value().to_device(device);
+        let var = norm.running_var.value().to_device(device);
+        let scale = norm.gamma.val() / (var + norm.epsilon).sqrt();
+        let bias = norm.beta.val() - mean * scale.clone();
+        let [channels_out] = scale.dims();
+        let weight = self.conv.weight.val() * scale.reshape([channels_out, 1, 1, 1]);
+        (weight, bias)
+    }
+}
+
+/// The values of an f32 tensor. Tensors made by this crate are f32, so the conversion
+/// cannot fail; an empty vector would show up as a length mismatch downstream.
+fn read_back<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().try_to_vec::<f32>().unwrap_or_default()
+}
+
+/// Mean and max of each channel over the board, as `[batch, 2 · channels]`.
+fn global_pool(x: Tensor<4>) -> Tensor<2> {
+    let [batch, channels, height, width] = x.dims();
+    let flat = x.reshape([batch, channels, height * width]);
+    let mean = flat.clone().mean_dim(2).reshape([batch, channels]);
+    let max = flat.max_dim(2).reshape([batch, channels]);
+    Tensor::cat(vec![mean, max], 1)
+}
+
+/// KataGo-style global pooling: pooled channels, through a linear layer, become a per-channel
+/// bias added everywhere on the board.
+#[derive(Module, Debug)]
+pub struct GlobalPoolBias {
+    linear: Linear,
+}
+
+impl GlobalPoolBias {
+    fn new(channels: usize, device: &Device) -> Self {
+        Self { linear: LinearConfig::new(2 * channels, channels).init(device) }
+    }
+
+    /// # Shapes
+    /// - `x`: `[batch, channels, size, size]`
+    /// - output: `[batch, channels, 1, 1]`, to broadcast over the board
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        let [batch, channels, _, _] = x.dims();
+        self.linear.forward(global_pool(x)).reshape([batch, channels, 1, 1])
+    }
+}
+
+/// Residual block: two 3x3 conv-BN layers with a skip connection, and optionally a global
+/// pooling bias between them.
+#[derive(Module, Debug)]
+pub struct ResBlock {
+    first: ConvBn,
+    second: ConvBn,
+    global_pool: Option<GlobalPoolBias>,
+}
+
+impl ResBlock {
+    fn new(channels: usize, global_pool: bool, device: &Device) -> Self {
+        Self {
+            first: ConvBn::new(channels, channels, 3, device),
+            second: ConvBn::new(channels, channels, 3, device),
+            global_pool: global_pool.then(|| GlobalPoolBias::new(channels, device)),
+        }
+    }
+
+    /// # Shapes
+    /// - `x`: `[batch, channels, size, size]`
+    /// - output: `[batch, channels, size, size]`
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        let mut y = relu(self.first.forward(x.clone()));
+        if let Some(pool) = &self.global_pool {
+            y = y.clone() + pool.forward(y);
+        }
+        relu(x + self.second.forward(y))
+    }
+}
+
+/// Policy head: 1x1 conv-BN-ReLU, then a 1x1 convolution to one logit per
+/// (direction, distance) on each square.
+#[derive(Module, Debug)]
+pub struct PolicyHead {
+    hidden: ConvBn,
+    out: Conv2d,
+}
+
+impl PolicyHead {
+    fn new(channels: usize, hidden: usize, moves_per_square: usize, device: &Device) -> Self {
+        Self {
+            hidden: ConvBn::new(channels, hidden, 1, device),
+            out: Conv2dConfig::new([hidden, moves_per_square], [1, 1]).init(device),
+        }
+    }
+
+    /// Logits in the layout of [`crate::policy`]: square-major, then direction, then distance.
+    ///
+    /// # Shapes
+    /// - `x`: `[batch, channels, size, size]`
+    /// - output: `[batch, size · size · 4(size − 1)]`
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<2> {
+        let logits = self.out.forward(relu(self.hidden.forward(x))); // [batch, 4(size-1), size, size]
+        let [batch, moves, height, width] = logits.dims();
+        // Channel-major to square-major: [batch, rank, file, dir·(size−1) + dist−1].
+        logits.permute([0, 2, 3, 1]).reshape([batch, height * width * moves])
+    }
+}
+
+/// Value head: 1x1 conv-BN-ReLU, global mean and max pooling, two linear layers, tanh.
+#[derive(Module, Debug)]
+pub struct ValueHead {
+    conv: ConvBn,
+    hidden: Linear,
+    out: Linear,
+}
+
+impl ValueHead {
+    fn new(channels: usize, value_channels: usize, hidden: usize, device: &Device) -> Self {
+        Self {
+            conv: ConvBn::new(channels, value_channels, 1, device),
+            hidden: LinearConfig::new(2 * value_channels, hidden).init(device),
+            out: LinearConfig::new(hidden, 1).init(device),
+        }
+    }
+
+    /// Value for the side to move, in `[-1, 1]`.
+    ///
+    /// # Shapes
+    /// - `x`: `[batch, channels, size, size]`
+    /// - output: `[batch]`
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<1> {
+        let pooled = global_pool(relu(self.conv.forward(x))); // [batch, 2·value_channels]
+        let hidden = relu(self.hidden.forward(pooled));
+        let [batch, _] = hidden.dims();
+        tanh(self.out.forward(hidden)).reshape([batch])
+    }
+}
+
+/// Inference batches larger than this run in slices of this many positions, which keeps the
+/// activations of a 64-channel trunk in the CPU caches.
+pub const INFERENCE_CHUNK: usize = 64;
+
+/// What the network says about a batch of positions.
+#[derive(Debug, Clone)]
+pub struct NetOutput {
+    /// Policy logits, `[batch, policy_len]`, unmasked and unnormalised.
+    pub policy_logits: Tensor<2>,
+    /// Value for the side to move, `[batch]`, in `[-1, 1]`.
+    pub value: Tensor<1>,
+}
+
+/// Outputs of [`TaflNet::predict`], read back into plain vectors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// Policy logits, `batch` rows of `policy_len` values, laid out as in [`crate::policy`].
+    pub policy_logits: Vec<f32>,
+    /// One value per position, for the side to move.
+    pub values: Vec<f32>,
+}
+
+/// Input planes whose length does not fit the config.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{found} input values is not a whole number of positions of {per_position} values")]
+pub struct PlanesLengthError {
+    /// Values per position: `input_planes · size²`.
+    pub per_position: usize,
+    /// Values given.
+    pub found: usize,
+}
+
+/// Residual CNN with a policy head and a value head (AlphaZero style).
+#[derive(Module, Debug)]
+pub struct TaflNet {
+    stem: ConvBn,
+    blocks: Vec<ResBlock>,
+    policy: PolicyHead,
+    value: ValueHead,
+}
+
+impl TaflNet {
+    /// Runs the network.
+    ///
+    /// # Shapes
+    /// - `planes`: `[batch, input_planes, size, size]`, laid out `[plane][rank][file]`
+    /// - `policy_logits`: `[batch, size · size · 4(size − 1)]` (see [`crate::policy`])
+    /// - `value`: `[batch]`
+    pub fn forward(&self, planes: Tensor<4>) -> NetOutput {
+        let [batch, ..] = planes.dims();
+        let training = planes.device().is_autodiff();
+        if training || batch <= INFERENCE_CHUNK {
+            return self.forward_whole(planes);
+        }
+        // Activations of a large batch spill out of the CPU caches; slices of it do not.
+        // Training never gets here: batch norm needs the statistics of the whole batch.
+        let outputs: Vec<NetOutput> = (0..batch)
+            .step_by(INFERENCE_CHUNK)
+            .map(|start| {
+                let len = INFERENCE_CHUNK.min(batch - start);
+                self.forward_whole(planes.clone().narrow(0, start, len))
+            })
+            .collect();
+        let (policy, value): (Vec<_>, Vec<_>) =
+            outputs.into_iter().map(|o| (o.policy_logits, o.value)).unzip();
+        NetOutput { policy_logits: Tensor::cat(policy, 0), value: Tensor::cat(value, 0) }
+    }
+
+    /// This network with every batch norm folded into the convolution before it, for
+    /// inference: the same outputs (up to rounding) for less work per call, which matters
+    /// most at small batches. Not for training: the folded layers no longer normalise.
+    #[must_use]
+    pub fn fold_batch_norms(self) -> Self {
+        Self {
+            stem: self.stem.fold(),
+            blocks: self
+                .blocks
+                .into_iter()
+                .map(|b| ResBlock { first: b.first.fold(), second: b.second.fold(), global_pool: b.global_pool })
+                .collect(),
+            policy: PolicyHead { hidden: self.policy.hidden.fold(), out: self.policy.out },
+            value: ValueHead { conv: self.value.conv.fold(), hidden: self.value.hidden, out: self.value.out },
+        }
+    }
+
+    /// Evaluates positions given as plain planes, `[batch][plane][rank][file]`, on `device`:
+    /// what an evaluator does with the planes of the positions a search asks about.
+    ///
+    /// # Errors
+    /// [`PlanesLengthError`] when `planes` is not a whole number of positions.
+    pub fn predict(&self, config: &TaflNetConfig, planes: &[f32], device: &Device) -> Result<Prediction, PlanesLengthError> {
+        let size = config.board_size;
+        let per_position = config.input_planes * size * size;
+        if per_position == 0 || !planes.len().is_multiple_of(per_position) {
+            return Err(PlanesLengthError { per_position, found: planes.len() });
+        }
+        let shape = [planes.len() / per_position, config.input_planes, size, size];
+        let input = Tensor::from_data(TensorData::new(planes.to_vec(), shape), device);
+        let out = self.forward(input);
+        Ok(Prediction { policy_logits: read_back(out.policy_logits), values: read_back(out.value) })
+    }
+
+    fn forward_whole(&self, planes: Tensor<4>) -> NetOutput {
+        let mut x = relu(self.stem.forward(planes)); // [batch, channels, size, size]
+        for block in &self.blocks {
+            x = block.forward(x);
+        }
+        NetOutput { policy_logits: self.policy.forward(x.clone()), value: self.value.forward(x) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::device;
+
+    fn tiny() -> TaflNetConfig {
+        TaflNetConfig::new(7, 5, 2, 8).with_global_pool_interval(2)
+    }
+
+    #[test]
+    fn output_shapes() {
+        let config = tiny();
+        let net = config.init(&device());
+        let out = net.forward(Tensor::zeros([3, 5, 7, 7], &device()));
+        assert_eq!(out.policy_logits.dims(), [3, config.policy_len()]);
+        assert_eq!(out.value.dims(), [3]);
+    }
+
+    #[test]
+    fn folded_batch_norm_matches_batch_norm() {
+        use burn::tensor::Distribution;
+        let d = device();
+        let mut layer = ConvBn::new(5, 6, 3, &d);
+        let random = |lo: f64, hi: f64| Tensor::<1>::random([6], Distribution::Uniform(lo, hi), &d);
+        layer.norm.gamma = Param::from_tensor(random(0.5, 2.0));
+        layer.norm.beta = Param::from_tensor(random(-1.0, 1.0));
+        layer.norm.running_mean = RunningState::new(random(-1.0, 1.0));
+        layer.norm.running_var = RunningState::new(random(0.5, 2.0));
+        let x = Tensor::<4>::random([2, 5, 7, 7], Distribution::Default, &d);
+        let folded: Vec<f32> = layer.forward(x.clone()).into_data().try_to_vec::<f32>().unwrap_or_default();
+        let reference = layer.norm.forward(layer.conv.forward(x));
+        let reference: Vec<f32> = reference.into_data().try_to_vec::<f32>().unwrap_or_default();
+        assert_eq!(folded.len(), 2 * 6 * 49);
+        for (a, b) in folded.iter().zip(&reference) {
+            assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn folded_net_matches_unfolded() {
+        let config = tiny();
+        let net = config.init(&device());
+        let planes: Vec<f32> = (0..3 * 5 * 49).map(|i| ((i * 37) % 11) as f32 / 11.0).collect();
+        let plain = net.predict(&config, &planes, &device()).expect("whole");
+        let folded = net.fold_batch_norms().predict(&config, &planes, &device()).expect("whole");
+        for (a, b) in plain.policy_logits.iter().chain(&plain.values).zip(folded.policy_logits.iter().chain(&folded.values)) {
+            assert!((a - b).abs() < 1e-4 * (1.0 + a.abs()), "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn large_batches_in_slices_match_one_by_one() {
+        let config = tiny();
+        let d = device();
+        let net = config.init(&d);
+        let batch = INFERENCE_CHUNK + 3;
+        let x = Tensor::<4>::random([batch, 5, 7, 7], burn::tensor::Distribution::Default, &d);
+        let whole = net.forward(x.clone());
+        assert_eq!(whole.value.dims(), [batch]);
+        let last = net.forward_whole(x.narrow(0, batch - 1, 1));
+        let whole_values: Vec<f32> = whole.value.into_data().try_to_vec::<f32>().unwrap_or_default();
+        let last_value: Vec<f32> = last.value.into_data().try_to_vec::<f32>().unwrap_or_default();
+        assert!((whole_values[batch - 1] - last_value[0]).abs() < 1e-5);
+    }
+
+    #[test]
+    fn predict_reads_back_plain_vectors() {
+        let config = tiny();
+        let net = config.init(&device());
+        let planes = vec![0.5; 2 * 5 * 49];
+        let p = net.predict(&config, &planes, &device()).expect("whole positions");
+        assert_eq!((p.policy_logits.len(), p.values.len()), (2 * config.policy_len(), 2));
+        assert!(net.predict(&config, &planes[1..], &device()).is_err());
+    }
+
+    #[test]
+    fn names_and_flops() {
+        let config = TaflNetConfig::new(11, 12, 6, 64);
+        assert_eq!(config.name(), "b6c64");
+        // Twelve 3x3 64->64 convolutions dominate: 12 · 2 · 9 · 64 · 64 · 121 ≈ 107 MFLOP.
+        let flops = config.flops_per_position();
+        assert!((100_000_000..130_000_000).contains(&flops), "{flops}");
+    }
+
+    #[test]
+    fn policy_is_square_major() {
+        // Logit index of (square, move) must read channel `move` at that square.
+        let config = tiny();
+        let net = config.init(&device());
+        let x = Tensor::<4>::random([1, 5, 7, 7], burn::tensor::Distribution::Default, &device());
+        let head_in = relu(net.stem.forward(x));
+        let trunk = net.blocks.iter().fold(head_in, |x, b| b.forward(x));
+        let channels = net.policy.out.forward(relu(net.policy.hidden.forward(trunk.clone())));
+        let flat = net.policy.forward(trunk);
+        let channels: Vec<f32> = channels.into_data().try_to_vec::<f32>().unwrap_or_default();
+        let flat: Vec<f32> = flat.into_data().try_to_vec::<f32>().unwrap_or_default();
+        let (size, moves) = (7, 24);
+        for (square, m) in [(0, 0), (3, 5), (48, 23), (20, 11)] {
+            assert_eq!(flat[square * moves + m], channels[m * size * size + square]);
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Loss and one optimisation step, for a custom AlphaZero training loop.
+//!
+//! The loop itself (replay window, sampling, schedules) belongs to `tafl-zero`; this module
+//! owns what touches Burn: the loss, `backward`, `GradientsParams::from_grads`, `optim.step`.
+
+use burn::config::Config;
+use burn::module::Module;
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::momentum::MomentumConfig;
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Tensor, TensorData};
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{Device, training_device};
+use crate::model::{NetOutput, TaflNet, TaflNetConfig};
+
+/// Added to the logits of illegal moves before the softmax. Large enough that `exp` of it
+/// is zero in f32, small enough that it stays finite in half precision.
+pub const ILLEGAL_LOGIT_PENALTY: f32 = 1.0e4;
+
+/// Error building a training batch from flat arrays.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// An array's length does not fit the batch size and the net config.
+    #[error("{what} has {found} values, expected {expected}")]
+    Length {
+        /// Which array.
+        what: &'static str,
+        /// Its expected length.
+        expected: usize,
+        /// Its actual length.
+        found: usize,
+    },
+}
+
+/// A batch of training samples as tensors.
+#[derive(Debug, Clone)]
+pub struct TrainBatch {
+    /// Input planes, `[batch, input_planes, size, size]`.
+    pub planes: Tensor<4>,
+    /// Target policy (visit distribution), `[batch, policy_len]`; zero on illegal moves.
+    pub policy: Tensor<2>,
+    /// 1.0 for legal moves, 0.0 for the rest, `[batch, policy_len]`.
+    pub legal: Tensor<2>,
+    /// Target value for the side to move, `[batch]`, in `[-1, 1]`.
+    pub value: Tensor<1>,
+}
+
+fn check_len(what: &'static str, found: usize, expected: usize) -> Result<(), BatchError> {
+    if found == expected { Ok(()) } else { Err(BatchError::Length { what, expected, found }) }
+}
+
+impl TrainBatch {
+    /// Builds a batch from row-major arrays: `planes` `[batch][plane][rank][file]`,
+    /// `policy` and `legal` `[batch][policy_len]`, `value` `[batch]`.
+    ///
+    /// # Errors
+    /// [`BatchError::Length`] when an array does not have the length the shapes imply.
+    pub fn from_slices(
+        config: &TaflNetConfig,
+        planes: &[f32],
+        policy: &[f32],
+        legal: &[bool],
+        value: &[f32],
+        device: &Device,
+    ) -> Result<Self, BatchError> {
+        let (batch, size, moves) = (value.len(), config.board_size, config.policy_len());
+        check_len("planes", planes.len(), batch * config.input_planes * size * size)?;
+        check_len("policy", policy.len(), batch * moves)?;
+        check_len("legal", legal.len(), batch * moves)?;
+        let legal: Vec<f32> = legal.iter().map(|&l| if l { 1.0 } else { 0.0 }).collect();
+        let shape4 = [batch, config.input_planes, size, size];
+        Ok(Self {
+            planes: Tensor::from_data(TensorData::new(planes.to_vec(), shape4), device),
+            policy: Tensor::from_data(TensorData::new(policy.to_vec(), [batch, moves]), device),
+            legal: Tensor::from_data(TensorData::new(legal, [batch, moves]), device),
+            value: Tensor::from_data(TensorData::new(value.to_vec(), [batch]), device),
+        })
+    }
+}
+
+/// Soft-target cross-entropy over legal moves: `-(target · log_softmax(masked logits)).sum(1).mean()`.
+///
+/// # Shapes
+/// - `logits`, `target`, `legal`: `[batch, policy_len]`
+/// - output: `[1]`
+pub fn policy_loss(logits: Tensor<2>, target: Tensor<2>, legal: Tensor<2>) -> Tensor<1> {
+    let masked = logits + (legal - 1.0) * ILLEGAL_LOGIT_PENALTY;
+    (target * log_softmax(masked, 1)).sum_dim(1).mean().neg()
+}
+
+/// Mean squared error of the value.
+///
+/// # Shapes
+/// - `value`, `target`: `[batch]`
+/// - output: `[1]`
+pub fn value_loss(value: Tensor<1>, target: Tensor<1>) -> Tensor<1> {
+    (value - target).square().mean()
+}
+
+/// The terms of the loss of one batch, as tensors (so that `total` can be differentiated).
+#[derive(Debug, Clone)]
+pub struct Losses {
+    /// `policy + value_weight · value`, `[1]`.
+    pub total: Tensor<1>,
+    /// Policy cross-entropy, `[1]`.
+    pub policy: Tensor<1>,
+    /// Value mean squared error, `[1]`.
+    pub value: Tensor<1>,
+}
+
+/// Computes the losses of a network output against a batch.
+pub fn losses(output: NetOutput, batch: &TrainBatch, value_weight: f32) -> Losses {
+    let policy = policy_loss(output.policy_logits, batch.policy.clone(), batch.legal.clone());
+    let value = value_loss(output.value, batch.value.clone());
+    Losses { total: policy.clone() + value.clone() * value_weight, policy, value }
+}
+
+/// Which optimiser the trainer uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OptimizerKind {
+    /// AdamW, with decoupled weight decay.
+    AdamW,
+    /// SGD with momentum and L2 weight decay (the AlphaZero paper's choice).
+    Sgd,
+}
+
+/// Hyper-parameters of one training step.
+#[derive(Config, Debug)]
+pub struct TrainConfig {
+    /// Learning rate.
+    #[config(default = 1e-3)]
+    pub learning_rate: f64,
+    /// Weight decay (decoupled for AdamW, an L2 penalty for SGD).
+    #[config(default = 1e-4)]
+    pub weight_decay: f32,
+    /// The optimiser.
+    #[config(default = "OptimizerKind::AdamW")]
+    pub optimizer: OptimizerKind,
+    /// Momentum of SGD (ignored by AdamW).
+    #[config(default = 0.9)]
+    pub momentum: f64,
+    /// Weight of the value loss against the policy loss.
+    #[config(default = 1.0)]
+    pub value_weight: f32,
+}
+
+impl TrainConfig {
+    /// Builds the optimiser this config describes.
+    #[must_use]
+    pub fn optimizer(&self) -> ModuleOptimizer {
+        match self.optimizer {
+            OptimizerKind::AdamW => AdamWConfig::new().with_weight_decay(self.weight_decay).init(),
+            OptimizerKind::Sgd => SgdConfig::new()
+                .with_weight_decay(Some(WeightDecayConfig::new(self.weight_decay)))
+                .with_momentum(Some(MomentumConfig::new().with_momentum(self.momentum).with_dampening(0.0)))
+                .init(),
+        }
+    }
+}
+
+/// Loss values of one step, read back from the device.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepStats {
+    /// Total loss.
+    pub total: f32,
+    /// Policy cross-entropy.
+    pub policy: f32,
+    /// Value mean squared error.
+    pub value: f32,
+}
+
+fn scalar(t: &Tensor<1>) -> f32 {
+    t.clone().detach().into_scalar::<f32>()
+}
+
+/// A network being trained, with its optimiser state.
+pub struct Trainer {
+    model: TaflNet,
+    optim: ModuleOptimizer,
+    config: TrainConfig,
+    steps: u64,
+}
+
+impl Trainer {
+    /// Starts training `model` (moved to the training device) with a fresh optimiser.
+    #[must_use]
+    pub fn new(model: TaflNet, config: TrainConfig) -> Self {
+        let optim = config.optimizer();
+        Self::resume(model, optim, config)
+    }
+
+    /// Continues training `model` with saved optimiser state (see [`crate::checkpoint`]).
+    #[must_use]
+    pub fn resume(model: TaflNet, optim: ModuleOptimizer, config: TrainConfig) -> Self {
+        Self { model: model.train().fork(&training_device()), optim, config, steps: 0 }
+    }
+
+    /// The device batches must live on.
+    #[must_use]
+    pub fn device(&self) -> Device {
+        training_device()
+    }
+
+    /// Runs one optimisation step on `batch` and returns its losses (before the update).
+    pub fn step(&mut self, batch: &TrainBatch) -> StepStats {
+        let output = self.model.forward(batch.planes.clone());
+        let losses = losses(output, batch, self.config.value_weight);
+        let stats = StepStats {
+            total: scalar(&losses.total),
+            policy: scalar(&losses.policy),
+            value: scalar(&losses.value),
+        };
+        let grads = GradientsParams::from_grads(losses.total.backward(), &self.model);
+        self.model = self.optim.step(self.config.learning_rate, self.model.clone(), grads);
+        self.steps += 1;
+        stats
+    }
+
+    /// Losses on `batch` without updating anything (batch norm uses its running statistics).
+    #[must_use]
+    pub fn evaluate(&self, batch: &TrainBatch) -> StepStats {
+        let model = self.model.valid();
+        let device = crate::backend::device();
+        let plain = |t: &Tensor<2>| t.clone().detach().to_device(&device);
+        let batch = TrainBatch {
+            planes: batch.planes.clone().detach().to_device(&device),
+            policy: plain(&batch.policy),
+            legal: plain(&batch.legal),
+            value: batch.value.clone().detach().to_device(&device),
+        };
+        let losses = losses(model.forward(batch.planes.clone()), &batch, self.config.value_weight);
+        StepStats { total: scalar(&losses.total), policy: scalar(&losses.policy), value: scalar(&losses.value) }
+    }
+
+    /// Sets the learning rate of the following steps.
+    pub fn set_learning_rate(&mut self, learning_rate: f64) {
+        self.config.learning_rate = learning_rate;
+    }
+
+    /// Number of steps taken since this trainer was created.
+    #[must_use]
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The network for inference: no autodiff, batch norm in evaluation mode.
+    #[must_use]
+    pub fn model(&self) -> TaflNet {
+        self.model.valid()
+    }
+
+    /// The optimiser, for saving its state.
+    #[must_use]
+    pub fn optimizer(&self) -> &ModuleOptimizer {
+        &self.optim
+    }
+}
