@@ -1,0 +1,329 @@
+//! Player specs: `KIND:KEY=VALUE,KEY=VALUE…` strings such as `alphabeta:depth=3`,
+//! `random:seed=7`, `mcts:model=PATH,visits=200` or `htp:cmd=PROGRAM ARGS`, and the factory
+//! that turns a spec into a fresh player for each game.
+//!
+//! The arena builds players through a [`PlayerFactory`], so a crate above the network
+//! (`tafl-zero`) can handle `mcts:` specs and fall back to [`builtin_player`] for the rest:
+//!
+//! ```
+//! use tafl_arena::{PlayerSpec, SpecError, builtin_player};
+//! use tafl_search::Player;
+//! let factory = |spec: &PlayerSpec, game_seed: u64| -> Result<Box<dyn Player>, SpecError> {
+//!     match spec.kind.as_str() {
+//!         // "mcts" => build an MCTS player with a network here,
+//!         _ => builtin_player(spec, game_seed),
+//!     }
+//! };
+//! let spec: PlayerSpec = "random:seed=7".parse().unwrap();
+//! assert_eq!(factory(&spec, 0).unwrap().name(), "random:seed=7");
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use tafl_protocol::htp::{HtpConfig, HtpPlayer};
+use tafl_search::{AlphaBeta, Limits, Player, RandomPlayer};
+
+/// The keys that become search [`Limits`]: `visits`, `nodes`, `depth`, `time`.
+pub const LIMIT_KEYS: [&str; 4] = ["visits", "nodes", "depth", "time"];
+
+/// A parsed player spec: a kind and its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlayerSpec {
+    /// What kind of player: `random`, `alphabeta`, `htp`, `mcts`, …
+    pub kind: String,
+    /// `key=value` parameters, in key order.
+    pub params: BTreeMap<String, String>,
+    /// A display name: the `name` parameter if given, else the spec text.
+    pub name: String,
+}
+
+/// A bad spec, or a player that could not be built; says which key is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The spec is empty or has no kind.
+    #[error("empty player spec (expected e.g. `alphabeta:depth=3`)")]
+    Empty,
+    /// A parameter without `=`.
+    #[error("in `{spec}`: `{param}` is not KEY=VALUE")]
+    NotKeyValue {
+        /// The whole spec.
+        spec: String,
+        /// The parameter.
+        param: String,
+    },
+    /// A key given twice.
+    #[error("in `{spec}`: key `{key}` given twice")]
+    Duplicate {
+        /// The whole spec.
+        spec: String,
+        /// The key.
+        key: String,
+    },
+    /// No factory knows this kind.
+    #[error("unknown player kind `{kind}` (known: {known})")]
+    UnknownKind {
+        /// The kind.
+        kind: String,
+        /// The kinds the factory knows.
+        known: String,
+    },
+    /// A key the kind does not take.
+    #[error("`{kind}` players take no key `{key}` (keys: {allowed})")]
+    UnknownKey {
+        /// The kind.
+        kind: String,
+        /// The key.
+        key: String,
+        /// The keys it takes.
+        allowed: String,
+    },
+    /// A key's value does not parse.
+    #[error("`{key}={value}`: expected {expected}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// What was expected.
+        expected: String,
+    },
+    /// A required key is missing.
+    #[error("`{kind}` players need `{key}=…`")]
+    Missing {
+        /// The kind.
+        kind: String,
+        /// The key.
+        key: String,
+    },
+    /// The player could not be built (an engine did not start, a model did not load).
+    #[error("cannot build `{spec}`: {message}")]
+    Build {
+        /// The spec.
+        spec: String,
+        /// Why.
+        message: String,
+    },
+}
+
+impl FromStr for PlayerSpec {
+    type Err = SpecError;
+
+    /// Parses `KIND[:KEY=VALUE[,KEY=VALUE…]]`. The value of `cmd` runs to the end of the spec
+    /// (commands contain spaces and may contain commas), so `cmd` must come last.
+    fn from_str(text: &str) -> Result<PlayerSpec, SpecError> {
+        let text = text.trim();
+        let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
+        let kind = kind.trim();
+        if kind.is_empty() {
+            return Err(SpecError::Empty);
+        }
+        let mut params = BTreeMap::new();
+        let mut rest = rest.trim();
+        while !rest.is_empty() {
+            let (param, tail) = if rest.starts_with("cmd=") { (rest, "") } else { rest.split_once(',').unwrap_or((rest, "")) };
+            rest = tail.trim();
+            let param = param.trim();
+            if param.is_empty() {
+                continue;
+            }
+            let (key, value) = param
+                .split_once('=')
+                .ok_or_else(|| SpecError::NotKeyValue { spec: text.to_string(), param: param.to_string() })?;
+            let key = key.trim().to_string();
+            if params.insert(key.clone(), value.trim().to_string()).is_some() {
+                return Err(SpecError::Duplicate { spec: text.to_string(), key });
+            }
+        }
+        let name = params.get("name").cloned().unwrap_or_else(|| text.to_string());
+        Ok(PlayerSpec { kind: kind.to_string(), params, name })
+    }
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl PlayerSpec {
+    /// The value of a parameter.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.params.get(key).map(String::as_str)
+    }
+
+    /// Fails on the first key not in `allowed` (`name` is always allowed).
+    pub fn check_keys(&self, allowed: &[&str]) -> Result<(), SpecError> {
+        for key in self.params.keys() {
+            if key != "name" && !allowed.contains(&key.as_str()) {
+                return Err(SpecError::UnknownKey { kind: self.kind.clone(), key: key.clone(), allowed: allowed.join(", ") });
+            }
+        }
+        Ok(())
+    }
+
+    /// A whole-number parameter.
+    pub fn u64(&self, key: &str) -> Result<Option<u64>, SpecError> {
+        self.get(key)
+            .map(|v| v.parse().map_err(|_| bad(key, v, "a whole number")))
+            .transpose()
+    }
+
+    /// A duration parameter: `1s`, `250ms`, `1.5s`, `2m`, or plain seconds.
+    pub fn duration(&self, key: &str) -> Result<Option<Duration>, SpecError> {
+        self.get(key).map(|v| parse_duration(v).ok_or_else(|| bad(key, v, "a duration such as 1s, 250ms or 2m"))).transpose()
+    }
+
+    /// The search limits in the spec (`visits`, `nodes`, `depth`, `time`).
+    pub fn limits(&self) -> Result<Limits, SpecError> {
+        let depth = self.u64("depth")?.map(|d| u32::try_from(d).map_err(|_| bad("depth", &d.to_string(), "a depth below 2^32"))).transpose()?;
+        Ok(Limits { visits: self.u64("visits")?, nodes: self.u64("nodes")?, depth, time: self.duration("time")? })
+    }
+}
+
+fn bad(key: &str, value: &str, expected: &str) -> SpecError {
+    SpecError::BadValue { key: key.to_string(), value: value.to_string(), expected: expected.to_string() }
+}
+
+/// Parses `1s`, `250ms`, `1.5s`, `2m`, or plain seconds.
+#[must_use]
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = text.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = text.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (text, 1.0)
+    };
+    let seconds: f64 = number.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds * scale))
+}
+
+/// Builds a fresh player for one game from a spec. `game_seed` differs from game to game;
+/// players with randomness mix it into their own seed so that games differ but a match can
+/// be reproduced. Implemented for every `Fn(&PlayerSpec, u64) -> Result<Box<dyn Player>, SpecError>`.
+pub trait PlayerFactory: Sync {
+    /// A new player for `spec`.
+    fn build(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError>;
+}
+
+impl<F> PlayerFactory for F
+where
+    F: Fn(&PlayerSpec, u64) -> Result<Box<dyn Player>, SpecError> + Sync,
+{
+    fn build(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
+        self(spec, game_seed)
+    }
+}
+
+/// The factory for players that need no network: `random`, `alphabeta`, `htp`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuiltinFactory;
+
+impl PlayerFactory for BuiltinFactory {
+    fn build(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
+        builtin_player(spec, game_seed)
+    }
+}
+
+/// The kinds [`builtin_player`] knows.
+pub const BUILTIN_KINDS: &str = "random, alphabeta, htp";
+
+/// Builds a player that needs no network:
+/// * `random[:seed=N]`: uniformly random moves; the seed is mixed with the game's seed;
+/// * `alphabeta[:depth=N][,time=DUR][,nodes=N]`: the alpha-beta baseline;
+/// * `htp:[timeout=DUR,]cmd=PROGRAM ARGS`: an external engine over HTP, `timeout` per move
+///   (default 60 s); `cmd` must come last.
+///
+/// Every kind also takes `name=…` for tables. Any other kind is [`SpecError::UnknownKind`].
+pub fn builtin_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
+    match spec.kind.as_str() {
+        "random" => {
+            spec.check_keys(&["seed"])?;
+            let seed = spec.u64("seed")?.unwrap_or(0);
+            Ok(Box::new(RandomPlayer::new(seed ^ game_seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))))
+        }
+        "alphabeta" => {
+            spec.check_keys(&LIMIT_KEYS)?;
+            Ok(Box::new(AlphaBeta::new(spec.limits()?)))
+        }
+        "htp" => {
+            spec.check_keys(&["cmd", "timeout"])?;
+            let cmd = spec.get("cmd").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "cmd".into() })?;
+            let mut config = HtpConfig::from_command_line(cmd).map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
+            if let Some(t) = spec.duration("timeout")? {
+                config.move_timeout = t;
+            }
+            config.name = Some(spec.name.clone());
+            let player = HtpPlayer::spawn(config).map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
+            Ok(Box::new(player))
+        }
+        kind => Err(SpecError::UnknownKind { kind: kind.to_string(), known: BUILTIN_KINDS.to_string() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> PlayerSpec {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn parses_kinds_and_params() {
+        let s = spec("alphabeta:depth=3,time=1s");
+        assert_eq!(s.kind, "alphabeta");
+        assert_eq!(s.get("depth"), Some("3"));
+        assert_eq!(s.limits().unwrap(), Limits { depth: Some(3), time: Some(Duration::from_secs(1)), ..Limits::default() });
+        assert_eq!(spec("random").params.len(), 0);
+        assert_eq!(spec("random:seed=7,name=r7").name, "r7");
+        assert_eq!(spec("random:seed=7").name, "random:seed=7");
+    }
+
+    #[test]
+    fn cmd_takes_the_rest() {
+        let s = spec("htp:timeout=5s,cmd=engine --a 1,2 --b");
+        assert_eq!(s.get("cmd"), Some("engine --a 1,2 --b"));
+        assert_eq!(s.duration("timeout").unwrap(), Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn errors_name_the_bad_key() {
+        assert_eq!("".parse::<PlayerSpec>(), Err(SpecError::Empty));
+        assert!(matches!("random:seed".parse::<PlayerSpec>(), Err(SpecError::NotKeyValue { .. })));
+        assert!(matches!("random:seed=1,seed=2".parse::<PlayerSpec>(), Err(SpecError::Duplicate { .. })));
+        let e = builtin_player(&spec("alphabeta:dpeth=3"), 0).err().unwrap();
+        assert!(e.to_string().contains("dpeth"), "{e}");
+        let e = builtin_player(&spec("alphabeta:depth=three"), 0).err().unwrap();
+        assert!(e.to_string().contains("depth=three"), "{e}");
+        let e = builtin_player(&spec("mcts:visits=100"), 0).err().unwrap();
+        assert!(matches!(e, SpecError::UnknownKind { .. }), "{e}");
+        let e = builtin_player(&spec("htp"), 0).err().unwrap();
+        assert!(matches!(e, SpecError::Missing { .. }), "{e}");
+        let e = builtin_player(&spec("htp:cmd=/nonexistent/engine"), 0).err().unwrap();
+        assert!(matches!(e, SpecError::Build { .. }), "{e}");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Some(Duration::from_secs(3)));
+        assert_eq!(parse_duration("-1s"), None);
+        assert_eq!(parse_duration("soon"), None);
+    }
+
+    #[test]
+    fn builds_builtin_players() {
+        assert!(builtin_player(&spec("random:seed=7"), 3).unwrap().name().starts_with("random:seed="));
+        assert!(builtin_player(&spec("alphabeta:depth=2"), 0).is_ok());
+    }
+}
