@@ -1,0 +1,415 @@
+//! The client side of HTP: run an external engine as a child process and play it as a
+//! [`Player`].
+//!
+//! # Keeping the engine in step
+//! The engine keeps its own board. Before each `generate_move` the client sends `play` for
+//! every move of the game the engine has not seen yet; when the game is not a continuation of
+//! what the engine saw (a new game, a take-back), it resets the engine with `board_size N` and
+//! replays the game from the start. `generate_move` plays the engine's move on its own board,
+//! so that move counts as seen.
+//!
+//! # Who referees
+//! Our [`tafl_rules::Game`] decides legality and outcomes; the engine's own rules only matter
+//! when they make it refuse to follow the game. The reference engine (`hnefatafl-text-protocol`)
+//! forbids the defenders to repeat *any* earlier board, where Copenhagen rules (ours) only make
+//! the defenders lose on the third occurrence. So:
+//! * the engine, as defenders, never repeats (stricter than needed, and legal for us);
+//! * when *our* side repeats a board as defenders, the engine refuses the `play` and cannot
+//!   go on: [`HtpPlayer::choose`] fails with [`HtpError::Refused`] and the arena scores the
+//!   game as a loss for the engine (the engine could not follow a legal game). Start the
+//!   reference engine with `--repeat-moves` to make it accept such moves; then it also stops
+//!   avoiding repetitions itself, and our third-occurrence rule applies to it.
+//!
+//! The same holds when the engine thinks the game is over and ours does not (its exit fort
+//! or encirclement test differs): it refuses to move and forfeits.
+//!
+//! Only games from the variant's start position can be played (HTP has no command to set up a
+//! position); openings made of moves from the start work, FEN openings do not.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tafl_rules::{Game, Move, Position, Side, parse_move, parse_square};
+use tafl_search::{Limits, MoveChoice, Player, PlayerError};
+
+use super::{parse_role, role_name, square_name};
+
+/// How many lines of the engine's standard error are kept for error messages.
+const STDERR_LINES: usize = 20;
+
+/// How to start an engine and how long to wait for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HtpConfig {
+    /// The program to run.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The longest the engine may think about one move.
+    pub move_timeout: Duration,
+    /// The longest any other command may take.
+    pub command_timeout: Duration,
+    /// The name in tables and records; by default `htp:` and the command line.
+    pub name: Option<String>,
+}
+
+impl HtpConfig {
+    /// A config from a command line split at whitespace (no quoting), with default timeouts
+    /// (60 s a move, 10 s for other commands).
+    pub fn from_command_line(command_line: &str) -> Result<HtpConfig, HtpError> {
+        let mut words = command_line.split_whitespace().map(str::to_string);
+        let program = words.next().ok_or_else(|| HtpError::Spawn { program: String::new(), message: "empty command line".into() })?;
+        Ok(HtpConfig {
+            program,
+            args: words.collect(),
+            move_timeout: Duration::from_secs(60),
+            command_timeout: Duration::from_secs(10),
+            name: None,
+        })
+    }
+
+    fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            let mut s = format!("htp:{}", self.program.rsplit('/').next().unwrap_or(&self.program));
+            for a in &self.args {
+                s.push(' ');
+                s.push_str(a);
+            }
+            s
+        })
+    }
+}
+
+/// What went wrong talking to an engine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HtpError {
+    /// The program could not be started.
+    #[error("cannot start `{program}`: {message}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        message: String,
+    },
+    /// The engine exited (or closed its output) before answering.
+    #[error("the engine died before answering `{command}`{stderr}")]
+    Died {
+        /// The command it was answering.
+        command: String,
+        /// Its last lines of standard error, if any, prefixed for display.
+        stderr: String,
+    },
+    /// No answer in time; the engine is killed.
+    #[error("no answer to `{command}` within {timeout:?}; engine killed")]
+    Timeout {
+        /// The command.
+        command: String,
+        /// The time allowed.
+        timeout: Duration,
+    },
+    /// The engine answered `? MESSAGE`.
+    #[error("the engine refused `{command}`: {message}")]
+    Refused {
+        /// The command.
+        command: String,
+        /// The engine's message.
+        message: String,
+    },
+    /// The engine's answer made no sense (a bad move text, a move of the wrong side).
+    #[error("the engine answered `{command}` with `{reply}`: {why}")]
+    Garbage {
+        /// The command.
+        command: String,
+        /// The reply.
+        reply: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The engine chose a move that is illegal in our game.
+    #[error("the engine played the illegal move {mv}: {why}")]
+    IllegalMove {
+        /// The move.
+        mv: String,
+        /// Why it is illegal.
+        why: String,
+    },
+    /// The engine resigned.
+    #[error("the engine resigned")]
+    Resigned,
+    /// The game cannot be played over HTP.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A running HTP engine: a child process and its answers, line by line.
+pub struct HtpEngine {
+    program: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr_reader: thread::JoinHandle<()>,
+    dead: bool,
+}
+
+impl HtpEngine {
+    /// Starts the engine.
+    pub fn spawn(config: &HtpConfig) -> Result<HtpEngine, HtpError> {
+        let spawn_error = |e: std::io::Error| HtpError::Spawn { program: config.program.clone(), message: e.to_string() };
+        let mut child = Command::new(&config.program)
+            .args(&config.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_error)?;
+        let missing = || HtpError::Spawn { program: config.program.clone(), message: "no pipe to the child".into() };
+        let stdin = child.stdin.take().ok_or_else(missing)?;
+        let stdout = child.stdout.take().ok_or_else(missing)?;
+        let stderr_pipe = child.stderr.take().ok_or_else(missing)?;
+        // Reader threads end when the child closes its pipes (it exits or is killed).
+        let (tx, lines) = channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let kept = Arc::clone(&stderr);
+        let stderr_reader = thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines() {
+                let Ok(line) = line else { break };
+                let Ok(mut kept) = kept.lock() else { break };
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+        Ok(HtpEngine { program: config.program.clone(), child, stdin, lines, stderr, stderr_reader, dead: false })
+    }
+
+    /// Sends one command and waits up to `timeout` for its answer; returns the text after `= `.
+    /// Lines that start with neither `=` nor `?` are skipped. After a timeout or a death the
+    /// engine is unusable and every later command fails.
+    pub fn send(&mut self, command: &str, timeout: Duration) -> Result<String, HtpError> {
+        if self.dead {
+            return Err(self.died(command));
+        }
+        if writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()).is_err() {
+            return Err(self.died(command));
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let line = line.trim_end();
+                    if let Some(rest) = line.strip_prefix('=') {
+                        return Ok(rest.trim().to_string());
+                    }
+                    if let Some(rest) = line.strip_prefix('?') {
+                        return Err(HtpError::Refused { command: command.to_string(), message: rest.trim().to_string() });
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.kill();
+                    return Err(HtpError::Timeout { command: command.to_string(), timeout });
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(self.died(command)),
+            }
+        }
+    }
+
+    /// The error for a dead engine, with its last words on standard error.
+    fn died(&mut self, command: &str) -> HtpError {
+        if !self.dead {
+            self.dead = true;
+            // Let it finish exiting and the stderr reader collect what it said (briefly:
+            // a child that keeps the pipe open must not hang us).
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while !self.stderr_reader.is_finished() && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(5));
+            }
+            self.kill();
+        }
+        let stderr = self.stderr.lock().map(|l| l.iter().cloned().collect::<Vec<_>>().join(" | ")).unwrap_or_default();
+        let stderr = if stderr.is_empty() { String::new() } else { format!("; {} said: {stderr}", self.program) };
+        HtpError::Died { command: command.to_string(), stderr }
+    }
+
+    fn kill(&mut self) {
+        self.dead = true;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for HtpEngine {
+    fn drop(&mut self) {
+        if !self.dead {
+            // Ask politely, then make sure: some engines spin on a closed stdin.
+            let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());
+            let deadline = Instant::now() + Duration::from_millis(200);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.kill();
+    }
+}
+
+/// An external engine over HTP as a [`Player`]. Limits other than the move timeout are the
+/// engine's business (pass them on its command line).
+pub struct HtpPlayer {
+    config: HtpConfig,
+    engine: HtpEngine,
+    /// The moves the engine has on its board, from the start position.
+    seen: Vec<Move>,
+    /// The engine's board may not be at the start (after `new_game`).
+    needs_reset: bool,
+}
+
+impl HtpPlayer {
+    /// Starts the engine and checks that it answers (`name`; a refusal counts as an answer),
+    /// so that a wrong command line fails here rather than forfeiting every game.
+    pub fn spawn(config: HtpConfig) -> Result<HtpPlayer, HtpError> {
+        let mut engine = HtpEngine::spawn(&config)?;
+        match engine.send("name", config.command_timeout) {
+            Ok(_) | Err(HtpError::Refused { .. }) => {}
+            Err(e) => return Err(HtpError::Spawn { program: config.program.clone(), message: e.to_string() }),
+        }
+        Ok(HtpPlayer { config, engine, seen: Vec::new(), needs_reset: true })
+    }
+
+    /// Chooses a move, with the protocol error on failure.
+    pub fn generate(&mut self, game: &Game) -> Result<Move, HtpError> {
+        let variant = game.variant();
+        if *game.start() != Position::start(variant) {
+            return Err(HtpError::Unsupported("HTP engines can only play games from the variant's start position".into()));
+        }
+        let size = variant.size();
+        let moves = game.moves();
+        let first = game.start().side_to_move();
+        let side_at = |ply: usize| if ply.is_multiple_of(2) { first } else { first.opponent() };
+        if self.needs_reset || !moves.starts_with(&self.seen) {
+            self.engine.send(&format!("board_size {size}"), self.config.command_timeout)?;
+            if first == Side::Defenders {
+                self.engine.send("first_move defender", self.config.command_timeout)?;
+            }
+            self.seen.clear();
+            self.needs_reset = false;
+        }
+        for (ply, m) in moves.iter().enumerate().skip(self.seen.len()) {
+            let command = format!("play {} {} {}", role_name(side_at(ply)), square_name(m.from, size), square_name(m.to, size));
+            self.engine.send(&command, self.config.command_timeout)?;
+            self.seen.push(*m);
+        }
+        let side = game.position().side_to_move();
+        let command = format!("generate_move {}", role_name(side));
+        let reply = self.engine.send(&command, self.config.move_timeout)?;
+        // The engine played its move on its own board, whatever we think of it: a new request
+        // would have to reset it.
+        self.needs_reset = true;
+        let mv = parse_generated(&reply, side, size).map_err(|why| match why {
+            Parsed::Resigned => HtpError::Resigned,
+            Parsed::Garbage(why) => HtpError::Garbage { command: command.clone(), reply: reply.clone(), why },
+        })?;
+        if let Err(e) = game.position().check_move(mv) {
+            return Err(HtpError::IllegalMove { mv: mv.to_string(), why: e.to_string() });
+        }
+        self.seen.push(mv);
+        self.needs_reset = false;
+        Ok(mv)
+    }
+}
+
+enum Parsed {
+    Resigned,
+    Garbage(String),
+}
+
+/// Parses a `generate_move` answer: `play ROLE FROM TO` with anything after a comma ignored,
+/// or just `FROM TO` or `FROM-TO`.
+fn parse_generated(reply: &str, side: Side, size: u8) -> Result<Move, Parsed> {
+    let head = reply.split(',').next().unwrap_or_default();
+    let mut words: Vec<&str> = head.split_whitespace().collect();
+    if words.first() == Some(&"play") {
+        let role = words.get(1).ok_or_else(|| Parsed::Garbage("no role".into()))?;
+        let role = parse_role(role).ok_or_else(|| Parsed::Garbage(format!("unknown role `{role}`")))?;
+        if role != side {
+            return Err(Parsed::Garbage(format!("a move for the {role}, but the {side} are to move")));
+        }
+        if words.get(2).is_some_and(|w| w.starts_with("resign")) {
+            return Err(Parsed::Resigned);
+        }
+        words.drain(..2);
+    }
+    match words.as_slice() {
+        [from, to] => {
+            let from = parse_square(from, size).map_err(|e| Parsed::Garbage(format!("bad square `{from}`: {e}")))?;
+            let to = parse_square(to, size).map_err(|e| Parsed::Garbage(format!("bad square `{to}`: {e}")))?;
+            Ok(Move::new(from, to))
+        }
+        [one] => parse_move(one, size).map(|m| m.mv).map_err(|e| Parsed::Garbage(format!("bad move `{one}`: {e}"))),
+        _ => Err(Parsed::Garbage("expected `play ROLE FROM TO`".into())),
+    }
+}
+
+impl Player for HtpPlayer {
+    fn name(&self) -> String {
+        self.config.display_name()
+    }
+
+    fn choose(&mut self, game: &Game, _limits: &Limits) -> Result<MoveChoice, PlayerError> {
+        if game.outcome().is_over() {
+            return Err(PlayerError::NoMoves);
+        }
+        self.generate(game).map(MoveChoice::just).map_err(|e| PlayerError::Engine(e.to_string()))
+    }
+
+    fn new_game(&mut self) {
+        self.needs_reset = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_generated_moves() {
+        let m = parse_generated("play attacker d1 d4, score: 0.5, delay milliseconds: 3, loops: 0", Side::Attackers, 11);
+        assert_eq!(m.ok().map(|m| m.to_string()), Some("d1-d4".to_string()));
+        assert!(matches!(parse_generated("play defender resigns _", Side::Defenders, 11), Err(Parsed::Resigned)));
+        assert!(matches!(parse_generated("play defender d1 d4", Side::Attackers, 11), Err(Parsed::Garbage(_))));
+        assert!(matches!(parse_generated("hello", Side::Attackers, 11), Err(Parsed::Garbage(_))));
+        assert!(matches!(parse_generated("play attacker z1 d4", Side::Attackers, 11), Err(Parsed::Garbage(_))));
+        assert_eq!(parse_generated("D1-D4", Side::Attackers, 11).ok().map(|m| m.to_string()), Some("d1-d4".to_string()));
+    }
+
+    #[test]
+    fn config_splits_the_command_line() {
+        let c = HtpConfig::from_command_line("engine --depth 2").unwrap();
+        assert_eq!(c.program, "engine");
+        assert_eq!(c.args, vec!["--depth", "2"]);
+        assert_eq!(c.display_name(), "htp:engine --depth 2");
+        assert!(HtpConfig::from_command_line("  ").is_err());
+    }
+
+    #[test]
+    fn a_missing_program_fails_to_spawn() {
+        let c = HtpConfig::from_command_line("/nonexistent/tafl-engine").unwrap();
+        assert!(matches!(HtpPlayer::spawn(c), Err(HtpError::Spawn { .. })));
+    }
+}

@@ -1,0 +1,436 @@
+//! A UCI-style protocol, as the TaflZero engine speaks it (and playtafl.org drives it): chess
+//! UCI with tafl positions and moves.
+//!
+//! | GUI → engine | engine → GUI |
+//! |---|---|
+//! | `uci` | `id name …`, `id author …`, `option …`, `uciok` |
+//! | `isready` | `readyok` (at once, even while searching) |
+//! | `setoption name Variant value copenhagen` / `name MoveTime value MS` | |
+//! | `ucinewgame` | |
+//! | `position startpos [moves d1d4 …]` | |
+//! | `position fen 3aaaaa3/…/3aaaaa3 a [moves …]` | |
+//! | `go [nodes N] [depth D] [movetime MS] [wtime MS btime MS winc MS binc MS] [infinite]` | `info depth … nodes … time … score cp … pv …`, then `bestmove d1d4` |
+//! | `stop` | ends `go infinite` (or waits for the running search), `bestmove …` |
+//! | `d` | the board, for people |
+//! | `quit` | |
+//!
+//! * Positions are the FEN of [`tafl_rules::Position::to_fen`] (TaflZero's: ranks from the
+//!   top, `a` attacker, `d` defender, `k` king, then `a` or `d` to move). A FEN of another
+//!   board size switches to the preset of that size.
+//! * Moves are written `d1d4`, as TaflZero writes them; `d1-d4` is accepted too.
+//! * `score cp` is the player's value from the side to move's view times 1000.
+//! * `go nodes N` limits search nodes and MCTS visits alike.
+//! * Errors (a bad FEN, an illegal move, an unknown command) are answered
+//!   `info string error: …`, and the engine keeps going; after a bad `position` the previous
+//!   position stays.
+//! * The [`tafl_search::Player`] trait cannot be interrupted, so `go infinite` searches in
+//!   slices of growing length (up to a second) and `stop` takes effect at the end of the current
+//!   slice; a `go` with limits always runs to its limits.
+
+use std::io::{self, BufRead, Write};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, ScopedJoinHandle};
+use std::time::{Duration, Instant};
+
+use tafl_rules::{Game, PRESETS, Position, Side, Variant, parse_move};
+use tafl_search::{Limits, MoveChoice, Player};
+
+use crate::engine::{EngineOptions, choose_checked, compact_move, time_for_move};
+
+/// How long the first slice of `go infinite` lasts; each next one is twice as long.
+const FIRST_SLICE: Duration = Duration::from_millis(100);
+/// The longest slice: `stop` waits at most this long.
+const LONGEST_SLICE: Duration = Duration::from_secs(1);
+
+type Output<'a> = Mutex<&'a mut (dyn Write + Send)>;
+
+fn say(out: &Output<'_>, line: &str) {
+    // A GUI that closed its end is not worth a panic; the input will end too.
+    if let Ok(mut w) = out.lock() {
+        let _ = writeln!(w, "{line}");
+        let _ = w.flush();
+    }
+}
+
+/// How a `go` searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Go {
+    /// Once, with these limits.
+    Limited(Limits),
+    /// In slices until `stop`, with these limits (time is set per slice).
+    Infinite(Limits),
+}
+
+/// A UCI-style engine session.
+pub struct UciServer {
+    player: Option<Box<dyn Player>>,
+    options: EngineOptions,
+    variant: &'static Variant,
+    game: Game,
+    name: String,
+}
+
+impl UciServer {
+    /// A session on the start of `variant`.
+    #[must_use]
+    pub fn new(player: Box<dyn Player>, variant: &'static Variant, options: EngineOptions) -> UciServer {
+        UciServer { player: Some(player), options, variant, game: Game::new(variant), name: format!("tafl {}", env!("CARGO_PKG_VERSION")) }
+    }
+
+    /// The game the next `go` searches.
+    #[must_use]
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// Serves until `quit` or the end of the input (after which a running search is stopped
+    /// and its `bestmove` still written).
+    pub fn run(&mut self, input: &mut dyn BufRead, output: &mut (dyn Write + Send)) -> io::Result<()> {
+        let out: Output<'_> = Mutex::new(output);
+        let stop = AtomicBool::new(false);
+        thread::scope(|scope| -> io::Result<()> {
+            let mut running: Option<ScopedJoinHandle<'_, Box<dyn Player>>> = None;
+            let mut line = String::new();
+            loop {
+                line.clear();
+                let ended = input.read_line(&mut line)? == 0;
+                let words: Vec<&str> = line.split_whitespace().collect();
+                let command = if ended { "quit" } else { words.first().copied().unwrap_or_default() };
+                if command == "isready" {
+                    say(&out, "readyok");
+                    continue;
+                }
+                if command.is_empty() {
+                    continue;
+                }
+                // Anything else waits for the running search (`stop` cuts infinite ones short).
+                if let Some(handle) = running.take() {
+                    if matches!(command, "stop" | "quit" | "ucinewgame" | "position" | "go") {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    self.player = Some(handle.join().map_err(|_| io::Error::other("the search thread panicked"))?);
+                    stop.store(false, Ordering::SeqCst);
+                }
+                match command {
+                    "quit" => return Ok(()),
+                    "stop" => {}
+                    "go" => match self.parse_go(&words[1..]) {
+                        Ok(go) => {
+                            let Some(player) = self.player.take() else { continue };
+                            let game = self.game.clone();
+                            let (out, stop) = (&out, &stop);
+                            running = Some(scope.spawn(move || search(player, &game, go, stop, out)));
+                        }
+                        Err(e) => say(&out, &format!("info string error: {e}")),
+                    },
+                    _ => {
+                        if let Err(e) = self.command(command, &words[1..], &out) {
+                            say(&out, &format!("info string error: {e}"));
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    fn command(&mut self, command: &str, args: &[&str], out: &Output<'_>) -> Result<(), String> {
+        match command {
+            "uci" => {
+                say(out, &format!("id name {}", self.name));
+                say(out, "id author the tafl authors");
+                let mut vars: Vec<&str> = PRESETS.to_vec();
+                if !vars.contains(&self.variant.name()) {
+                    vars.push(self.variant.name());
+                }
+                let vars: String = vars.iter().map(|v| format!(" var {v}")).collect();
+                say(out, &format!("option name Variant type combo default {}{vars}", self.variant.name()));
+                let ms = self.options.move_time.map_or(0, |t| t.as_millis());
+                say(out, &format!("option name MoveTime type spin default {ms} min 0 max 86400000"));
+                say(out, "uciok");
+            }
+            "ucinewgame" => {
+                self.game = Game::new(self.variant);
+                if let Some(p) = &mut self.player {
+                    p.new_game();
+                }
+            }
+            "setoption" => self.set_option(args)?,
+            "position" => self.position(args)?,
+            "d" | "board" => {
+                for line in self.game.position().pretty().lines() {
+                    say(out, line);
+                }
+                say(out, &format!("fen {}", self.game.position().to_fen()));
+            }
+            other => return Err(format!("unknown command `{other}`")),
+        }
+        Ok(())
+    }
+
+    fn set_option(&mut self, args: &[&str]) -> Result<(), String> {
+        let text = args.join(" ");
+        let rest = text.strip_prefix("name ").ok_or("expected `setoption name NAME value VALUE`")?;
+        let (name, value) = rest.split_once(" value ").unwrap_or((rest, ""));
+        match name.trim().to_ascii_lowercase().as_str() {
+            "variant" => {
+                let v = Variant::preset(value.trim())
+                    .or_else(|| (value.trim() == self.variant.name()).then_some(self.variant))
+                    .ok_or_else(|| format!("unknown variant `{}` (presets: {})", value.trim(), PRESETS.join(", ")))?;
+                self.variant = v;
+                self.game = Game::new(v);
+            }
+            "movetime" => {
+                let ms: u64 = value.trim().parse().map_err(|_| format!("MoveTime must be milliseconds, found `{value}`"))?;
+                self.options.move_time = (ms > 0).then(|| Duration::from_millis(ms));
+            }
+            other => return Err(format!("unknown option `{other}`")),
+        }
+        Ok(())
+    }
+
+    /// `position startpos|fen FEN… [moves …]`; the position is unchanged on any error.
+    fn position(&mut self, args: &[&str]) -> Result<(), String> {
+        let moves_at = args.iter().position(|w| *w == "moves").unwrap_or(args.len());
+        let (setup, moves) = (&args[..moves_at], args.get(moves_at + 1..).unwrap_or_default());
+        let mut game = match setup {
+            ["startpos"] => Game::new(self.variant),
+            ["fen", fen @ ..] if !fen.is_empty() => {
+                let text = fen.join(" ");
+                let ranks = text.split_whitespace().next().unwrap_or_default().split('/').count();
+                let variant = if ranks == self.variant.size() as usize {
+                    self.variant
+                } else {
+                    preset_of_size(ranks).ok_or_else(|| format!("no variant with a {ranks}x{ranks} board"))?
+                };
+                Game::from_position(Position::from_fen(variant, &text).map_err(|e| format!("bad fen `{text}`: {e}"))?)
+            }
+            _ => return Err("expected `position startpos|fen FEN [moves …]`".to_string()),
+        };
+        let size = game.variant().size();
+        for text in moves {
+            let m = parse_move(text, size).map_err(|e| format!("bad move `{text}`: {e}"))?.mv;
+            game.play(m).map_err(|e| format!("illegal move `{text}`: {e}"))?;
+        }
+        self.game = game;
+        Ok(())
+    }
+
+    fn parse_go(&self, args: &[&str]) -> Result<Go, String> {
+        let mut limits = Limits::default();
+        let mut infinite = false;
+        let (mut wtime, mut btime, mut winc, mut binc) = (None, None, Duration::ZERO, Duration::ZERO);
+        let mut i = 0;
+        while i < args.len() {
+            let key = args[i];
+            let number = || -> Result<u64, String> {
+                let v = args.get(i + 1).ok_or_else(|| format!("`{key}` needs a number"))?;
+                // Clocks can run below zero in some GUIs: treat that as no time left.
+                v.parse::<i64>().map(|n| n.max(0).unsigned_abs()).map_err(|_| format!("`{key} {v}`: not a number"))
+            };
+            let ms = |n: u64| Duration::from_millis(n);
+            match key {
+                "infinite" => {
+                    infinite = true;
+                    i += 1;
+                    continue;
+                }
+                "ponder" => {
+                    i += 1;
+                    continue;
+                }
+                "nodes" => {
+                    let n = number()?;
+                    limits.nodes = Some(n);
+                    limits.visits = Some(n);
+                }
+                "depth" => limits.depth = Some(u32::try_from(number()?).map_err(|_| "depth too large")?),
+                "movetime" => limits.time = Some(ms(number()?)),
+                "wtime" => wtime = Some(ms(number()?)),
+                "btime" => btime = Some(ms(number()?)),
+                "winc" => winc = ms(number()?),
+                "binc" => binc = ms(number()?),
+                "movestogo" | "mate" => {
+                    number()?;
+                }
+                other => return Err(format!("unknown go parameter `{other}`")),
+            }
+            i += 2;
+        }
+        if self.game.outcome().is_over() {
+            return Ok(Go::Limited(limits));
+        }
+        // Chess GUIs call the side that moves first "white": here the attackers.
+        let (clock, inc) = if self.game.position().side_to_move() == Side::Attackers { (wtime, winc) } else { (btime, binc) };
+        if limits.time.is_none()
+            && let Some(left) = clock
+        {
+            limits.time = Some(time_for_move(left, inc));
+        }
+        if infinite {
+            return Ok(Go::Infinite(Limits { time: None, ..limits }));
+        }
+        if limits.time.is_none() && limits.nodes.is_none() && limits.depth.is_none() {
+            limits.time = self.options.move_time;
+        }
+        Ok(Go::Limited(limits))
+    }
+}
+
+fn preset_of_size(size: usize) -> Option<&'static Variant> {
+    PRESETS.iter().filter_map(|p| Variant::preset(p)).find(|v| v.size() as usize == size)
+}
+
+fn info_line(choice: &MoveChoice, elapsed: Duration) -> String {
+    let mut line = format!("info depth {} nodes {} time {}", choice.depth, choice.nodes, elapsed.as_millis());
+    if let Some(v) = choice.value {
+        line.push_str(&format!(" score cp {}", (v * 1000.0).round() as i32));
+    }
+    let pv: Vec<String> = if choice.pv.is_empty() { vec![compact_move(choice.mv)] } else { choice.pv.iter().map(|m| compact_move(*m)).collect() };
+    line.push_str(" pv ");
+    line.push_str(&pv.join(" "));
+    line
+}
+
+/// One `go`, on the search thread; gives the player back.
+fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &AtomicBool, out: &Output<'_>) -> Box<dyn Player> {
+    let started = Instant::now();
+    if game.outcome().is_over() || game.legal_moves().is_empty() {
+        if matches!(go, Go::Infinite(_)) {
+            wait_for_stop(stop);
+        }
+        say(out, "bestmove (none)");
+        return player;
+    }
+    let best = match go {
+        Go::Limited(limits) => match choose_checked(player.as_mut(), game, &limits) {
+            Ok(choice) => {
+                say(out, &info_line(&choice, started.elapsed()));
+                Some(choice)
+            }
+            Err(e) => {
+                say(out, &format!("info string error: {e}"));
+                None
+            }
+        },
+        Go::Infinite(limits) => {
+            let mut best = None;
+            let mut slice = FIRST_SLICE;
+            while !stop.load(Ordering::SeqCst) {
+                let slice_started = Instant::now();
+                match choose_checked(player.as_mut(), game, &Limits { time: Some(slice), ..limits }) {
+                    Ok(choice) => {
+                        say(out, &info_line(&choice, started.elapsed()));
+                        best = Some(choice);
+                    }
+                    Err(e) => {
+                        say(out, &format!("info string error: {e}"));
+                        break;
+                    }
+                }
+                // A player that does not use its time (a fixed depth, a random mover) would
+                // only repeat itself: keep its answer and wait.
+                if slice_started.elapsed() < slice / 2 {
+                    break;
+                }
+                slice = (slice * 2).min(LONGEST_SLICE);
+            }
+            wait_for_stop(stop);
+            best
+        }
+    };
+    match best {
+        Some(choice) => say(out, &format!("bestmove {}", compact_move(choice.mv))),
+        None => say(out, "bestmove (none)"),
+    }
+    player
+}
+
+fn wait_for_stop(stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tafl_search::{AlphaBeta, RandomPlayer};
+
+    fn run_script(player: Box<dyn Player>, script: &str) -> Vec<String> {
+        let mut server = UciServer::new(player, Variant::copenhagen(), EngineOptions::default());
+        let mut out: Vec<u8> = Vec::new();
+        server.run(&mut script.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn handshake_and_a_search() {
+        let out = run_script(Box::new(AlphaBeta::with_depth(2)), "uci\nisready\nucinewgame\nposition startpos moves d1d4 f4-f3\ngo depth 2\nquit\n");
+        assert_eq!(out[0], format!("id name tafl {}", env!("CARGO_PKG_VERSION")));
+        assert!(out.contains(&"uciok".to_string()), "{out:?}");
+        assert!(out.contains(&"readyok".to_string()), "{out:?}");
+        let info = out.iter().find(|l| l.starts_with("info depth 2 ")).expect("an info line");
+        assert!(info.contains(" score cp ") && info.contains(" pv "), "{info}");
+        let best = out.last().unwrap();
+        assert!(best.starts_with("bestmove "), "{out:?}");
+        let m = parse_move(best.trim_start_matches("bestmove "), 11).unwrap().mv;
+        let mut game = Game::new(Variant::copenhagen());
+        for text in ["d1-d4", "f4-f3"] {
+            game.play(parse_move(text, 11).unwrap().mv).unwrap();
+        }
+        assert!(game.position().check_move(m).is_ok());
+    }
+
+    #[test]
+    fn errors_are_reported_and_the_engine_goes_on() {
+        let out = run_script(
+            Box::new(RandomPlayer::new(1)),
+            "position startpos moves d1d4 d4d5\nposition fen 11/11 a\ngo nodes x\nflip\nsetoption name Hash value 1\nposition startpos moves a4a3\nd\n",
+        );
+        assert!(out[0].starts_with("info string error: illegal move `d4d5`"), "{out:?}");
+        assert!(out[1].starts_with("info string error: "), "{out:?}");
+        assert!(out[2].starts_with("info string error: `nodes x`"), "{out:?}");
+        assert_eq!(out[3], "info string error: unknown command `flip`");
+        assert_eq!(out[4], "info string error: unknown option `hash`");
+        assert!(out.last().unwrap().starts_with("fen 3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/5d4a/a10/"), "{out:?}");
+    }
+
+    #[test]
+    fn movetime_is_honoured() {
+        let started = Instant::now();
+        let out = run_script(Box::new(AlphaBeta::new(Limits::default())), "position startpos\ngo movetime 300\n");
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_millis(900), "{elapsed:?}");
+        assert!(out.last().unwrap().starts_with("bestmove "), "{out:?}");
+    }
+
+    #[test]
+    fn the_clock_limits_the_move_time() {
+        let started = Instant::now();
+        let out = run_script(Box::new(AlphaBeta::new(Limits::default())), "position startpos\ngo wtime 3000 btime 3000 winc 0 binc 0\n");
+        assert!(started.elapsed() < Duration::from_millis(800), "{:?}", started.elapsed());
+        assert!(out.last().unwrap().starts_with("bestmove "), "{out:?}");
+    }
+
+    #[test]
+    fn infinite_searches_until_stop() {
+        // The input ends at once after `stop`: the search must give its move and end.
+        let started = Instant::now();
+        let input = "position startpos\ngo infinite\nisready\n";
+        let mut server = UciServer::new(Box::new(AlphaBeta::new(Limits::default())), Variant::copenhagen(), EngineOptions::default());
+        let mut out: Vec<u8> = Vec::new();
+        server.run(&mut input.as_bytes(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("readyok"), "{text}");
+        assert!(text.trim_end().lines().last().unwrap().starts_with("bestmove "), "{text}");
+        assert!(started.elapsed() < LONGEST_SLICE * 3, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_finished_game_has_no_best_move() {
+        // The king already on a corner: the defenders have won.
+        let out = run_script(Box::new(RandomPlayer::new(1)), "position fen k10/11/11/11/11/11/11/11/11/11/1a9 a\ngo\n");
+        assert_eq!(out.last().unwrap(), "bestmove (none)");
+    }
+}
