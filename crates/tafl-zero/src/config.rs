@@ -1,0 +1,495 @@
+//! The run config: every knob of a training run in one TOML file (see `configs/README.md`).
+//!
+//! Every table denies unknown keys, so a typo is an error that names the key; missing keys take
+//! the defaults below (those of `configs/cpu.toml`).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use tafl_arena::Sprt;
+use tafl_rules::Variant;
+use tafl_search::SearchParams;
+
+/// The config of the default run (`tafl train` with no arguments): `configs/cpu.toml`.
+pub const DEFAULT_CONFIG: &str = include_str!("../../../configs/cpu.toml");
+
+/// Why a config is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The TOML does not parse or has an unknown key (the message names it).
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    /// The variant is neither a preset nor a readable variant file.
+    #[error("variant `{name}`: {message}")]
+    Variant {
+        /// What the config says.
+        name: String,
+        /// Why it does not load.
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("`{key}`: {message}")]
+    Invalid {
+        /// The key, as `table.key`.
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A whole run config.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RunConfig {
+    /// The run as a whole.
+    pub run: RunSection,
+    /// The network's shape.
+    pub net: NetSection,
+    /// Self-play.
+    pub selfplay: SelfPlayConfig,
+    /// The trainer.
+    pub optimize: OptimizeConfig,
+    /// Candidate against best.
+    pub gate: GateConfig,
+    /// The best model against fixed opponents.
+    pub evaluate: EvaluateConfig,
+}
+
+/// `[run]`: the variant, length and seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RunSection {
+    /// A preset (`copenhagen`, `copenhagen-13`, `tablut`, `brandubh`) or a variant TOML file.
+    pub variant: String,
+    /// Stop when the run has trained this many models (iterations) in all; 0 runs forever.
+    pub iterations: u32,
+    /// Seed of everything random (mixed with model ids, process ids and game numbers).
+    pub seed: u64,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection { variant: "copenhagen".into(), iterations: 0, seed: 1 }
+    }
+}
+
+/// `[net]`: depth and width of the residual network (see `tafl_nn::TaflNetConfig`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct NetSection {
+    /// Residual blocks.
+    pub blocks: usize,
+    /// Channels of the trunk.
+    pub channels: usize,
+    /// Every n-th block gets a global pooling bias; 0 for none.
+    pub global_pool_interval: usize,
+    /// Channels of the policy head.
+    pub policy_channels: usize,
+    /// Channels of the value head.
+    pub value_channels: usize,
+    /// Hidden width of the value head.
+    pub value_hidden: usize,
+}
+
+impl Default for NetSection {
+    fn default() -> Self {
+        NetSection { blocks: 6, channels: 64, global_pool_interval: 3, policy_channels: 32, value_channels: 32, value_hidden: 64 }
+    }
+}
+
+/// `[selfplay]`: games in flight, search budgets, temperature, resignation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SelfPlayConfig {
+    /// New self-play games per iteration (the trainer waits for them).
+    pub games_per_iteration: u32,
+    /// Games played at once; one leaf of each goes into one network batch.
+    pub games_in_flight: usize,
+    /// Leaves each search hands out per batch (more fill the batch, at some loss of quality).
+    pub leaves_per_search: usize,
+    /// Finished games per shard file: a killed process loses at most the games in flight and
+    /// the finished games not yet written.
+    pub shard_games: usize,
+    /// Simulations of a full search (its policy becomes a training target).
+    pub full_visits: u32,
+    /// Simulations of a cheap search (playout-cap randomisation; not recorded).
+    pub fast_visits: u32,
+    /// Probability that a move gets a full search.
+    pub full_fraction: f64,
+    /// Moves of the first `temperature-plies` plies are sampled from the improved policy
+    /// raised to `1 / temperature`; later moves are the search's choice.
+    pub temperature: f32,
+    /// See `temperature`.
+    pub temperature_plies: u32,
+    /// A game longer than this many plies stops: a draw.
+    pub max_plies: usize,
+    /// A side resigns when its full-search root value stays below this for
+    /// `resign-consecutive` of its moves in a row; -1 or below turns resignation off.
+    pub resign_threshold: f32,
+    /// See `resign-threshold`.
+    pub resign_consecutive: u32,
+    /// Fraction of games in which nobody resigns: they measure false resignations.
+    pub resign_playout_fraction: f64,
+    /// Positions the evaluator caches (0: no cache).
+    pub cache_size: usize,
+    /// The search (the `visits` key is replaced by `full-visits` and `fast-visits`).
+    pub search: SearchParams,
+}
+
+impl Default for SelfPlayConfig {
+    fn default() -> Self {
+        SelfPlayConfig {
+            games_per_iteration: 64,
+            games_in_flight: 64,
+            leaves_per_search: 1,
+            shard_games: 16,
+            full_visits: 24,
+            fast_visits: 8,
+            full_fraction: 0.25,
+            temperature: 1.0,
+            temperature_plies: 16,
+            max_plies: 300,
+            resign_threshold: -0.95,
+            resign_consecutive: 3,
+            resign_playout_fraction: 0.1,
+            cache_size: 0,
+            search: SearchParams { use_gumbel: true, gumbel_k: 16, ..SearchParams::default() },
+        }
+    }
+}
+
+/// `optimizer` of `[optimize]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    /// AdamW with decoupled weight decay.
+    Adamw,
+    /// SGD with momentum and L2 weight decay.
+    Sgd,
+}
+
+/// `lr-schedule` of `[optimize]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LrSchedule {
+    /// `learning-rate` throughout.
+    Constant,
+    /// Within each round, cosine from `learning-rate` down to `learning-rate * lr-final`.
+    Cosine,
+    /// `learning-rate * lr-final^(iteration / lr-step-iterations)`, stepped.
+    Step,
+}
+
+/// `[optimize]`: the replay window, batches, optimiser and learning rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OptimizeConfig {
+    /// Samples per training step.
+    pub batch_size: usize,
+    /// Each new sample is seen about this many times: steps per round =
+    /// `new samples * reuse / batch-size`, clamped to `min-steps..=max-steps`.
+    pub reuse: f64,
+    /// See `reuse`.
+    pub min_steps: u32,
+    /// See `reuse`.
+    pub max_steps: u32,
+    /// The replay window (newest samples trained on) is
+    /// `clamp(window-scale * total^window-exponent, window-min, window-max)`, at most `total`.
+    pub window_min: u64,
+    /// See `window-min`.
+    pub window_max: u64,
+    /// See `window-min`.
+    pub window_scale: f64,
+    /// See `window-min`.
+    pub window_exponent: f64,
+    /// `adamw` or `sgd`.
+    pub optimizer: Optimizer,
+    /// Base learning rate.
+    pub learning_rate: f64,
+    /// `constant`, `cosine` or `step`.
+    pub lr_schedule: LrSchedule,
+    /// Final fraction of the learning rate (cosine), or the factor per step (step).
+    pub lr_final: f64,
+    /// Iterations between learning-rate steps (`step` schedule).
+    pub lr_step_iterations: u32,
+    /// Steps of linear warm-up at the start of the run.
+    pub lr_warmup_steps: u32,
+    /// Weight decay (decoupled for AdamW, L2 for SGD).
+    pub weight_decay: f32,
+    /// SGD momentum.
+    pub momentum: f64,
+    /// Weight of the value loss.
+    pub value_weight: f32,
+    /// Train on one of the eight board symmetries, drawn at random per sample.
+    pub symmetries: bool,
+}
+
+impl Default for OptimizeConfig {
+    fn default() -> Self {
+        OptimizeConfig {
+            batch_size: 128,
+            reuse: 4.0,
+            min_steps: 10,
+            max_steps: 2000,
+            window_min: 20_000,
+            window_max: 500_000,
+            window_scale: 250.0,
+            window_exponent: 0.65,
+            optimizer: Optimizer::Adamw,
+            learning_rate: 1e-3,
+            lr_schedule: LrSchedule::Constant,
+            lr_final: 0.1,
+            lr_step_iterations: 50,
+            lr_warmup_steps: 0,
+            weight_decay: 1e-4,
+            momentum: 0.9,
+            value_weight: 1.0,
+            symmetries: true,
+        }
+    }
+}
+
+/// `[gate]`: the candidate plays the best model; promotion on a pass.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GateConfig {
+    /// Off: every new model becomes the best at once.
+    pub enabled: bool,
+    /// Games at most (pairs with sides swapped).
+    pub games: usize,
+    /// Simulations per move (no noise).
+    pub visits: u32,
+    /// Leaves per network call within one search.
+    pub batch: usize,
+    /// Random plies from the start that make each pair's opening.
+    pub opening_plies: usize,
+    /// Longer games are draws.
+    pub max_plies: usize,
+    /// Games at once.
+    pub threads: usize,
+    /// Score the candidate needs when the SPRT is off or undecided at the end.
+    pub threshold: f64,
+    /// Optional SPRT that stops the match early: `{ elo0 = 0, elo1 = 30, alpha = 0.05, beta = 0.05 }`.
+    pub sprt: Option<Sprt>,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        GateConfig {
+            enabled: true,
+            games: 40,
+            visits: 32,
+            batch: 8,
+            opening_plies: 4,
+            max_plies: 300,
+            threads: 2,
+            threshold: 0.55,
+            sprt: None,
+        }
+    }
+}
+
+/// `[evaluate]`: the best model against a ladder of fixed players and earlier checkpoints.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EvaluateConfig {
+    /// Every this many iterations (0: never).
+    pub every: u32,
+    /// Games against each opponent.
+    pub games: usize,
+    /// Simulations per move of the model.
+    pub visits: u32,
+    /// Leaves per network call within one search.
+    pub batch: usize,
+    /// Fixed opponents as player specs, weakest first (e.g. `alphabeta:depth=1`).
+    pub opponents: Vec<String>,
+    /// Also play this many earlier best models (the oldest, then evenly spread).
+    pub previous: usize,
+    /// Random plies from the start that make each pair's opening.
+    pub opening_plies: usize,
+    /// Longer games are draws.
+    pub max_plies: usize,
+    /// Games at once.
+    pub threads: usize,
+}
+
+impl Default for EvaluateConfig {
+    fn default() -> Self {
+        EvaluateConfig {
+            every: 5,
+            games: 20,
+            visits: 32,
+            batch: 8,
+            opponents: vec!["alphabeta:depth=1".into(), "alphabeta:depth=2".into()],
+            previous: 1,
+            opening_plies: 4,
+            max_plies: 300,
+            threads: 2,
+        }
+    }
+}
+
+impl RunConfig {
+    /// Parses and checks a config.
+    ///
+    /// # Errors
+    /// TOML errors (an unknown key is named) and out-of-range values.
+    pub fn from_toml(text: &str) -> Result<RunConfig, ConfigError> {
+        let config: RunConfig = toml::from_str(text)?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// The config as TOML.
+    #[must_use]
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The embedded default (`configs/cpu.toml`).
+    ///
+    /// # Panics
+    /// Never: a unit test checks that the embedded file parses.
+    #[must_use]
+    pub fn default_config() -> RunConfig {
+        #[allow(clippy::expect_used)]
+        RunConfig::from_toml(DEFAULT_CONFIG).expect("configs/cpu.toml parses")
+    }
+
+    /// Checks the ranges of the values.
+    ///
+    /// # Errors
+    /// The first bad value, with its key.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let bad = |key, message: &str| Err(ConfigError::Invalid { key, message: message.into() });
+        let s = &self.selfplay;
+        if self.net.blocks == 0 && self.net.channels == 0 {
+            return bad("net.channels", "must be above 0");
+        }
+        if self.net.channels == 0 {
+            return bad("net.channels", "must be above 0");
+        }
+        if s.games_per_iteration == 0 {
+            return bad("selfplay.games-per-iteration", "must be above 0");
+        }
+        if s.games_in_flight == 0 {
+            return bad("selfplay.games-in-flight", "must be above 0");
+        }
+        if s.shard_games == 0 {
+            return bad("selfplay.shard-games", "must be above 0");
+        }
+        if s.full_visits == 0 || s.fast_visits == 0 {
+            return bad("selfplay.full-visits", "full-visits and fast-visits must be above 0");
+        }
+        if !(0.0..=1.0).contains(&s.full_fraction) || s.full_fraction == 0.0 {
+            return bad("selfplay.full-fraction", "must be in (0, 1]");
+        }
+        if !(0.0..=1.0).contains(&s.resign_playout_fraction) {
+            return bad("selfplay.resign-playout-fraction", "must be in [0, 1]");
+        }
+        if s.max_plies == 0 {
+            return bad("selfplay.max-plies", "must be above 0");
+        }
+        let o = &self.optimize;
+        if o.batch_size == 0 {
+            return bad("optimize.batch-size", "must be above 0");
+        }
+        if o.min_steps > o.max_steps {
+            return bad("optimize.min-steps", "must not exceed max-steps");
+        }
+        if o.window_min > o.window_max {
+            return bad("optimize.window-min", "must not exceed window-max");
+        }
+        if o.learning_rate <= 0.0 {
+            return bad("optimize.learning-rate", "must be above 0");
+        }
+        if self.gate.enabled && self.gate.games < 2 {
+            return bad("gate.games", "must be at least 2 (a pair)");
+        }
+        if !(0.0..=1.0).contains(&self.gate.threshold) {
+            return bad("gate.threshold", "must be a score in [0, 1]");
+        }
+        Ok(())
+    }
+
+    /// The variant the run plays: a preset by name or a variant file (relative paths are taken
+    /// from `base`, the directory of the config file or the current directory).
+    ///
+    /// # Errors
+    /// [`ConfigError::Variant`] when it is neither.
+    pub fn variant(&self, base: Option<&Path>) -> Result<&'static Variant, ConfigError> {
+        load_variant(&self.run.variant, base)
+    }
+
+    /// The network config for a board of side `size`.
+    #[must_use]
+    pub fn net_config(&self, size: u8) -> tafl_nn::TaflNetConfig {
+        let n = &self.net;
+        tafl_nn::TaflNetConfig::new(usize::from(size), tafl_nn::encoding::INPUT_PLANES, n.blocks, n.channels)
+            .with_global_pool_interval(n.global_pool_interval)
+            .with_policy_channels(n.policy_channels)
+            .with_value_channels(n.value_channels)
+            .with_value_hidden(n.value_hidden)
+    }
+}
+
+/// A preset by name, or a variant TOML file (relative to `base` when given and the path is not
+/// found as is).
+///
+/// # Errors
+/// [`ConfigError::Variant`] when it is neither.
+pub fn load_variant(name: &str, base: Option<&Path>) -> Result<&'static Variant, ConfigError> {
+    if let Some(v) = Variant::preset(name) {
+        return Ok(v);
+    }
+    let mut path = Path::new(name).to_path_buf();
+    if !path.exists()
+        && let Some(base) = base
+    {
+        path = base.join(name);
+    }
+    let err = |message: String| ConfigError::Variant { name: name.to_string(), message };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| err(format!("not a preset ({}) and not a readable file: {e}", tafl_rules::PRESETS.join(", "))))?;
+    let variant = Variant::from_toml(&text).map_err(|e| err(e.to_string()))?;
+    Ok(variant.leak())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_configs_parse() {
+        for (name, text) in [
+            ("cpu", DEFAULT_CONFIG),
+            ("smoke", include_str!("../../../configs/smoke.toml")),
+            ("gpu", include_str!("../../../configs/gpu.toml")),
+        ] {
+            let config = RunConfig::from_toml(text).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
+            config.variant(None).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = RunConfig::from_toml("[selfplay]\ngames-in-flite = 3\n").unwrap_err().to_string();
+        assert!(e.contains("games-in-flite"), "{e}");
+        let e = RunConfig::from_toml("[selfplay.search]\nvistis = 3\n").unwrap_err().to_string();
+        assert!(e.contains("vistis"), "{e}");
+        let e = RunConfig::from_toml("[nett]\n").unwrap_err().to_string();
+        assert!(e.contains("nett"), "{e}");
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let config = RunConfig::default_config();
+        assert_eq!(RunConfig::from_toml(&config.to_toml()).unwrap(), config);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = RunConfig::from_toml("[optimize]\nbatch-size = 0\n").unwrap_err().to_string();
+        assert!(e.contains("optimize.batch-size"), "{e}");
+    }
+}

@@ -1,0 +1,165 @@
+//! Evaluation: the best model against the fixed ladder (`alphabeta:depth=1..3`, as configured)
+//! and earlier best models, in paired games. Each match logs an `eval` event (score, Elo and
+//! its 95% interval against that opponent, with the model's samples and games) and the whole
+//! evaluation goes to `arena/eval-<id>.json`, its games to `arena/eval-<id>.csv`.
+
+use std::time::Instant;
+
+use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, random_openings, run_match};
+use tafl_nn::evaluator::expected_for;
+use tafl_rules::Variant;
+
+use crate::config::RunConfig;
+use crate::gate::model_spec;
+use crate::players::ZeroFactory;
+use crate::rundir::RunDir;
+use crate::{Observer, ZeroError};
+
+/// The name of a model's evaluation result under `arena/`.
+#[must_use]
+pub fn result_name(id: &str) -> String {
+    format!("eval-{id}.json")
+}
+
+/// Earlier best models, oldest first: the random start and every model that passed its gate.
+#[must_use]
+pub fn best_history(run: &RunDir) -> Vec<String> {
+    let mut history: Vec<String> = run
+        .models()
+        .into_iter()
+        .enumerate()
+        .filter(|(i, id)| *i == 0 || run.arena_result(&crate::gate::result_name(id)).is_some_and(|r| r["passed"] == true))
+        .map(|(_, id)| id)
+        .collect();
+    history.dedup();
+    history
+}
+
+/// `count` of `earlier` models: the oldest, then spread evenly towards the newest.
+#[must_use]
+pub fn pick_previous(earlier: &[String], count: usize) -> Vec<String> {
+    if count == 0 || earlier.is_empty() {
+        return Vec::new();
+    }
+    if earlier.len() <= count {
+        return earlier.to_vec();
+    }
+    let mut picked: Vec<String> = (0..count).map(|k| earlier[k * (earlier.len() - 1) / count.max(1)].clone()).collect();
+    picked.dedup();
+    picked
+}
+
+/// Evaluates `model` against the configured opponents and earlier best models.
+///
+/// # Errors
+/// A match cannot run (a bad opponent spec, a checkpoint that does not load) or a file cannot
+/// be written.
+pub fn evaluate(
+    run: &RunDir,
+    config: &RunConfig,
+    variant: &'static Variant,
+    model: &str,
+    factory: &ZeroFactory,
+    observer: &dyn Observer,
+) -> Result<serde_json::Value, ZeroError> {
+    let e = &config.evaluate;
+    let info = run.model_info(model, &expected_for(variant))?;
+    let me = model_spec(run, model, e.visits, e.batch).ok_or_else(|| ZeroError::Other(format!("bad model path for {model}")))?;
+    let mut opponents: Vec<PlayerSpec> = Vec::new();
+    for text in &e.opponents {
+        opponents.push(text.parse().map_err(|err| ZeroError::Arena(format!("evaluate.opponents `{text}`: {err}")))?);
+    }
+    let earlier: Vec<String> = best_history(run).into_iter().filter(|id| id.as_str() < model).collect();
+    for id in pick_previous(&earlier, e.previous) {
+        if let Some(spec) = model_spec(run, &id, e.visits, e.batch) {
+            opponents.push(spec);
+        }
+    }
+    let pairs = e.games.div_ceil(2).max(1);
+    let mut rows = Vec::new();
+    let mut records = String::new();
+    let started = Instant::now();
+    for (k, opponent) in opponents.iter().enumerate() {
+        let seed = config.run.seed ^ 0xE7A1 ^ (k as u64) << 32;
+        let arena = ArenaConfig {
+            variant,
+            openings: random_openings(variant, pairs, e.opening_plies, seed),
+            pairs,
+            max_plies: e.max_plies,
+            threads: e.threads.max(1),
+            seed,
+            sprt: None,
+        };
+        observer.stage(&format!("evaluate {model} vs {}", opponent.name), 2 * pairs as u64, "games");
+        let progress = |p: &tafl_arena::Progress| observer.progress(p.done as u64, &p.message);
+        let results = match run_match(&me, opponent, &arena, factory, &progress) {
+            Ok(r) => r,
+            Err(err) => {
+                observer.finish();
+                observer.warn(&format!("evaluation of {model} against {}: {err}", opponent.name));
+                continue;
+            }
+        };
+        observer.finish();
+        let pairing = results.pairings.first().copied().unwrap_or_default();
+        let total = pairing.total();
+        let elo = EloEstimate::pentanomial(&pairing.pairs);
+        let attacking = pairing.a_attacking;
+        let defending = pairing.a_defending;
+        let row = serde_json::json!({
+            "model": model,
+            "iteration": info.iteration,
+            "opponent": opponent.name,
+            "baseline": k == 0,
+            "games": total.games(),
+            "wins": total.wins, "draws": total.draws, "losses": total.losses,
+            "score": total.score(),
+            "score_attacking": attacking.score(),
+            "score_defending": defending.score(),
+            "elo": elo.elo, "elo_lower": elo.lower, "elo_upper": elo.upper,
+            "samples_seen": info.samples_seen,
+            "games_total": info.games_total,
+        });
+        run.log_metric("eval", row.clone());
+        observer.info(&format!(
+            "  {model} vs {}: {:.1}% ({}W {}D {}L) Elo {:+.0} [{:+.0}, {:+.0}]",
+            opponent.name,
+            100.0 * total.score(),
+            total.wins,
+            total.draws,
+            total.losses,
+            elo.elo,
+            elo.lower,
+            elo.upper
+        ));
+        records += &format!("# {model} (player 0) vs {}\n", opponent.name);
+        for r in &results.games {
+            records += &tafl_arena::record::archive_line(&r.played);
+            records.push('\n');
+        }
+        rows.push(row);
+    }
+    let value = serde_json::json!({
+        "model": model,
+        "iteration": info.iteration,
+        "seconds": started.elapsed().as_secs_f64(),
+        "matches": rows,
+    });
+    run.write_arena_text(&format!("eval-{model}.csv"), &records)?;
+    run.write_arena_result(&result_name(model), &value)?;
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_oldest_then_spreads() {
+        let ids: Vec<String> = (0..10).map(crate::rundir::model_id).collect();
+        assert_eq!(pick_previous(&ids, 1), vec!["m000000"]);
+        assert_eq!(pick_previous(&ids, 3), vec!["m000000", "m000003", "m000006"]);
+        assert_eq!(pick_previous(&ids[..2], 3).len(), 2);
+        assert!(pick_previous(&ids, 0).is_empty());
+    }
+}

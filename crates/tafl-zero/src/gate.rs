@@ -1,0 +1,149 @@
+//! Gating: the candidate plays the best model in paired games (sides swapped, random
+//! openings); it becomes the best when an SPRT accepts it or, without a decision, when its
+//! score reaches the threshold. Results go to `arena/gate-<id>.json` and the games to
+//! `arena/gate-<id>.csv` (archive lines); `models/best` is rewritten atomically on a pass.
+
+use std::time::Instant;
+
+use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, SprtDecision, random_openings, run_match};
+use tafl_rules::Variant;
+
+use crate::config::RunConfig;
+use crate::players::ZeroFactory;
+use crate::rundir::RunDir;
+use crate::{Observer, ZeroError};
+
+/// The name of a model's gate result under `arena/`.
+#[must_use]
+pub fn result_name(id: &str) -> String {
+    format!("gate-{id}.json")
+}
+
+/// The spec of a model of the run as a noise-free MCTS player.
+#[must_use]
+pub fn model_spec(run: &RunDir, id: &str, visits: u32, batch: usize) -> Option<PlayerSpec> {
+    let dir = run.model_dir(id);
+    format!("mcts:model={},visits={visits},batch={batch},name={id}", dir.display()).parse().ok()
+}
+
+/// A gate's result.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct GateResult {
+    /// The candidate.
+    pub candidate: String,
+    /// The best model it played.
+    pub best: String,
+    /// Games played.
+    pub games: u64,
+    /// The candidate's wins, draws and losses.
+    pub wins: u64,
+    /// Draws.
+    pub draws: u64,
+    /// Losses.
+    pub losses: u64,
+    /// The candidate's score.
+    pub score: f64,
+    /// Elo of the candidate over the best (pentanomial), with its 95% interval.
+    pub elo: f64,
+    /// Lower end of the interval.
+    pub elo_lower: f64,
+    /// Upper end.
+    pub elo_upper: f64,
+    /// The SPRT's decision, if one ran: `accept-h0`, `accept-h1`, `continue`.
+    pub sprt: Option<String>,
+    /// The candidate became the best.
+    pub passed: bool,
+    /// Gating was off: promoted without games.
+    pub skipped: bool,
+    /// Wall seconds.
+    pub seconds: f64,
+}
+
+/// Gates `candidate` against the best model, promotes it on a pass, and records the result.
+///
+/// # Errors
+/// The match cannot run (a checkpoint does not load) or a file cannot be written.
+pub fn gate(
+    run: &RunDir,
+    config: &RunConfig,
+    variant: &'static Variant,
+    candidate: &str,
+    factory: &ZeroFactory,
+    observer: &dyn Observer,
+) -> Result<GateResult, ZeroError> {
+    let g = &config.gate;
+    let best = run.best_model().unwrap_or_else(|| candidate.to_string());
+    let started = Instant::now();
+    let mut result = GateResult {
+        candidate: candidate.to_string(),
+        best: best.clone(),
+        games: 0,
+        wins: 0,
+        draws: 0,
+        losses: 0,
+        score: 0.5,
+        elo: 0.0,
+        elo_lower: 0.0,
+        elo_upper: 0.0,
+        sprt: None,
+        passed: true,
+        skipped: true,
+        seconds: 0.0,
+    };
+    if g.enabled && best != candidate {
+        let spec = |id: &str| model_spec(run, id, g.visits, g.batch).ok_or_else(|| ZeroError::Other(format!("bad model path for {id}")));
+        let (a, b) = (spec(candidate)?, spec(&best)?);
+        let pairs = g.games.div_ceil(2).max(1);
+        let seed = config.run.seed ^ 0x6A7E ^ crate::rundir::model_number(candidate).map_or(0, u64::from);
+        let arena = ArenaConfig {
+            variant,
+            openings: random_openings(variant, pairs, g.opening_plies, seed),
+            pairs,
+            max_plies: g.max_plies,
+            threads: g.threads.max(1),
+            seed,
+            sprt: g.sprt,
+        };
+        observer.stage(&format!("gate {candidate} vs {best}"), 2 * pairs as u64, "games");
+        let progress = |p: &tafl_arena::Progress| observer.progress(p.done as u64, &p.message);
+        let results = run_match(&a, &b, &arena, factory, &progress).map_err(|e| ZeroError::Arena(e.to_string()))?;
+        observer.finish();
+        let pairing = results.pairings.first().copied().unwrap_or_default();
+        let total = pairing.total();
+        let elo = EloEstimate::pentanomial(&pairing.pairs);
+        result.games = total.games();
+        (result.wins, result.draws, result.losses) = (total.wins, total.draws, total.losses);
+        result.score = total.score();
+        (result.elo, result.elo_lower, result.elo_upper) = (elo.elo, elo.lower, elo.upper);
+        result.skipped = false;
+        // Judged on every finished pair: games that were in flight when the test stopped the
+        // match count too (and may move the ratio back inside the bounds).
+        let decision = g.sprt.map(|sprt| sprt.status(sprt.llr_pentanomial(&pairing.pairs)).decision);
+        result.sprt = decision.map(|d| {
+            match d {
+                SprtDecision::AcceptH0 => "accept-h0",
+                SprtDecision::AcceptH1 => "accept-h1",
+                SprtDecision::Continue => "continue",
+            }
+            .to_string()
+        });
+        result.passed = match decision {
+            Some(SprtDecision::AcceptH1) => true,
+            Some(SprtDecision::AcceptH0) => false,
+            _ => result.score >= g.threshold,
+        };
+        let records: String = results.games.iter().map(|r| tafl_arena::record::archive_line(&r.played) + "\n").collect();
+        let header = format!("# gate: {candidate} (player 0) vs {best}; games alternate sides, see gate-{candidate}.json\n");
+        run.write_arena_text(&format!("gate-{candidate}.csv"), &(header + &records))?;
+    }
+    result.seconds = started.elapsed().as_secs_f64();
+    // Promote first: if killed before the result is written, the gate runs again, finds the
+    // candidate already best and records the pass.
+    if result.passed {
+        run.set_best(candidate)?;
+    }
+    let value = serde_json::to_value(&result).unwrap_or_default();
+    run.write_arena_result(&result_name(candidate), &value)?;
+    run.log_metric("gate", value);
+    Ok(result)
+}

@@ -1,0 +1,107 @@
+//! # tafl-zero
+//!
+//! AlphaZero-style training: self-play with many games in flight, sample shards, a replay
+//! window, the trainer loop, gating and evaluation, all talking through files in a run
+//! directory so that any stage can be killed and restarted, or run alone or on another machine.
+//!
+//! * [`config`]: the run config (`configs/*.toml`), every key documented.
+//! * [`rundir`]: the run directory's layout and the state read back from it.
+//! * [`shard`]: compact samples and checksummed shard files.
+//! * [`selfplay`]: games in flight, one network batch per step, playout-cap randomisation,
+//!   temperature, resignation with playouts that measure false resignations.
+//! * [`optimize`]: the replay window and one training round into a new checkpoint.
+//! * [`gate`] and [`evaluate`]: candidate against best; best against a ladder.
+//! * [`pipeline`]: `train`: the stages in a loop, resumable at any point.
+//! * [`players`]: player specs with a network (`mcts:model=PATH,visits=200`) for the arena.
+//! * [`report`]: SVG plots and an index.html from `logs/metrics.jsonl`.
+
+pub mod config;
+pub mod evaluate;
+pub mod gate;
+pub mod optimize;
+pub mod pipeline;
+pub mod players;
+pub mod report;
+pub mod rundir;
+pub mod selfplay;
+pub mod shard;
+
+use std::path::{Path, PathBuf};
+
+pub use config::{ConfigError, RunConfig};
+pub use pipeline::{Run, TrainLimits};
+pub use players::ZeroFactory;
+pub use rundir::RunDir;
+
+/// Why a stage failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ZeroError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The config is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A checkpoint does not load or save.
+    #[error("model {id}: {message}")]
+    Model {
+        /// The model's id or path.
+        id: String,
+        /// Why.
+        message: String,
+    },
+    /// A match could not run.
+    #[error("arena: {0}")]
+    Arena(String),
+    /// A shard could not be written.
+    #[error(transparent)]
+    Shard(#[from] shard::ShardError),
+    /// Something else that stops the stage.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ZeroError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> ZeroError {
+        ZeroError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// What a stage reports while it runs; the command line draws progress bars from it.
+pub trait Observer: Sync {
+    /// A stage starts: `total` units (games, steps) of `unit`.
+    fn stage(&self, name: &str, total: u64, unit: &str);
+    /// Progress of the current stage: `done` units, and a short status.
+    fn progress(&self, done: u64, message: &str);
+    /// The current stage ended.
+    fn finish(&self);
+    /// A line for the log: one per stage result or iteration.
+    fn info(&self, line: &str);
+    /// Something went wrong but the run goes on (a damaged shard, a failed evaluation).
+    fn warn(&self, line: &str);
+    /// True when the run should stop as soon as it can (a deadline, a signal).
+    fn should_stop(&self) -> bool {
+        false
+    }
+}
+
+/// An observer that prints info and warnings to standard error and draws nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Plain;
+
+impl Observer for Plain {
+    fn stage(&self, _: &str, _: u64, _: &str) {}
+    fn progress(&self, _: u64, _: &str) {}
+    fn finish(&self) {}
+    fn info(&self, line: &str) {
+        eprintln!("{line}");
+    }
+    fn warn(&self, line: &str) {
+        eprintln!("warning: {line}");
+    }
+}

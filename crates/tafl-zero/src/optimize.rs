@@ -1,0 +1,403 @@
+//! The trainer: one round of training on the replay window, written as a new checkpoint.
+//!
+//! * **Replay window** (KataGo-style): the newest
+//!   `clamp(window-scale * total^window-exponent, window-min, window-max)` samples, at most all
+//!   of them; it grows with the data, so early, weak games leave it quickly at first and ever
+//!   more slowly later.
+//! * **Steps per round**: `new samples * reuse / batch-size`, clamped to
+//!   `min-steps..=max-steps`: each sample is trained on about `reuse` times.
+//! * **Symmetries**: each sample is drawn under one of the eight board symmetries at random.
+//! * **Continuity**: a round starts from the newest checkpoint with its optimiser state (not
+//!   from the best model: gating decides what self-play uses, not what training continues).
+
+use std::time::Instant;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tafl_nn::checkpoint::{self, CheckpointError};
+use tafl_nn::encoding::{INPUT_PLANES, encode_position, index_move, move_index, policy_len};
+use tafl_nn::evaluator::expected_for;
+use tafl_nn::train::OptimizerKind;
+use tafl_nn::{TrainBatch, TrainConfig, Trainer};
+use tafl_rules::{Symmetry, Variant};
+
+use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
+use crate::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number, now};
+use crate::shard::{Sample, ShardExpect, read_shard};
+use crate::{Observer, ZeroError};
+
+/// The replay window for `total` samples.
+#[must_use]
+pub fn window_size(config: &OptimizeConfig, total: u64) -> u64 {
+    let grown = config.window_scale * (total as f64).powf(config.window_exponent);
+    let window = grown.clamp(config.window_min as f64, config.window_max as f64) as u64;
+    window.min(total)
+}
+
+/// Steps of a round that brings `new_samples` new samples.
+#[must_use]
+pub fn steps_for(config: &OptimizeConfig, new_samples: u64) -> u32 {
+    let steps = (new_samples as f64 * config.reuse / config.batch_size as f64).ceil() as u64;
+    steps.clamp(u64::from(config.min_steps), u64::from(config.max_steps)) as u32
+}
+
+/// The learning rate of step `step` of `steps` in this round, at `iteration`, after
+/// `steps_before` steps in earlier rounds.
+#[must_use]
+pub fn learning_rate(config: &OptimizeConfig, iteration: u32, step: u32, steps: u32, steps_before: u64) -> f64 {
+    let base = config.learning_rate;
+    let mut lr = match config.lr_schedule {
+        LrSchedule::Constant => base,
+        LrSchedule::Cosine => {
+            let t = f64::from(step) / f64::from(steps.max(1));
+            base * (config.lr_final + (1.0 - config.lr_final) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos()))
+        }
+        LrSchedule::Step => base * config.lr_final.powi((iteration / config.lr_step_iterations.max(1)) as i32),
+    };
+    let global = steps_before + u64::from(step);
+    if global < u64::from(config.lr_warmup_steps) {
+        lr *= (global + 1) as f64 / f64::from(config.lr_warmup_steps);
+    }
+    lr
+}
+
+/// The shard expectations of a variant under this build's encoding.
+#[must_use]
+pub fn shard_expect(variant: &Variant) -> ShardExpect {
+    ShardExpect { variant: variant.name().to_string(), encoding_version: tafl_nn::ENCODING_VERSION }
+}
+
+/// Games and samples in the shards.
+#[must_use]
+pub fn totals(shards: &[ShardInfo]) -> (u64, u64) {
+    shards.iter().fold((0, 0), |(g, s), sh| (g + sh.header.games, s + sh.header.count))
+}
+
+fn model_error(id: &str) -> impl FnOnce(CheckpointError) -> ZeroError + '_ {
+    move |e| ZeroError::Model { id: id.to_string(), message: e.to_string() }
+}
+
+/// Writes the random start `m000000` and points `models/best` at it, unless the run has a
+/// model already. Returns the id of the newest model.
+///
+/// # Errors
+/// The checkpoint cannot be written.
+pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static Variant) -> Result<String, ZeroError> {
+    if let Some(id) = run.latest_model() {
+        return Ok(id);
+    }
+    let id = model_id(0);
+    let net_config = config.net_config(variant.size());
+    let net = net_config.init(&tafl_nn::device());
+    let info = ModelInfo { id: id.clone(), created: now(), net: net_config.name(), ..ModelInfo::default() };
+    match checkpoint::save(&run.model_dir(&id), &net, &net_config, &info.into_meta(variant.name()), None) {
+        Ok(()) | Err(CheckpointError::AlreadyExists(_)) => {}
+        Err(e) => return Err(model_error(&id)(e)),
+    }
+    if run.best_model().is_none() || !run.models_dir().join("best").exists() {
+        run.set_best(&id)?;
+    }
+    Ok(id)
+}
+
+/// What a training round did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RoundReport {
+    /// The new model.
+    pub id: String,
+    /// The model it continued from.
+    pub parent: String,
+    /// Its iteration.
+    pub iteration: u32,
+    /// Steps taken.
+    pub steps: u32,
+    /// Samples per step.
+    pub batch_size: usize,
+    /// The replay window (samples).
+    pub window: u64,
+    /// Samples loaded from the window's shards.
+    pub loaded: u64,
+    /// Samples on disk.
+    pub samples_total: u64,
+    /// Samples new since the parent was trained.
+    pub new_samples: u64,
+    /// Mean losses over the round.
+    pub loss: f32,
+    /// Mean policy loss.
+    pub policy_loss: f32,
+    /// Mean value loss.
+    pub value_loss: f32,
+    /// Mean losses over the last tenth of the round.
+    pub final_loss: f32,
+    /// Learning rate at the last step.
+    pub learning_rate: f64,
+    /// Wall seconds of the training steps.
+    pub seconds: f64,
+    /// Samples per second through the training steps.
+    pub samples_per_s: f64,
+}
+
+fn train_config(config: &OptimizeConfig) -> TrainConfig {
+    TrainConfig::new()
+        .with_learning_rate(config.learning_rate)
+        .with_weight_decay(config.weight_decay)
+        .with_optimizer(match config.optimizer {
+            Optimizer::Adamw => OptimizerKind::AdamW,
+            Optimizer::Sgd => OptimizerKind::Sgd,
+        })
+        .with_momentum(config.momentum)
+        .with_value_weight(config.value_weight)
+}
+
+/// Flat arrays of a training batch.
+#[derive(Debug, Default)]
+pub struct BatchArrays {
+    /// `[batch][plane][rank][file]`.
+    pub planes: Vec<f32>,
+    /// `[batch][policy_len]`.
+    pub policy: Vec<f32>,
+    /// `[batch][policy_len]`.
+    pub legal: Vec<bool>,
+    /// `[batch]`.
+    pub value: Vec<f32>,
+}
+
+/// Encodes samples under one random symmetry each (or none). Samples whose position does not
+/// rebuild are left out.
+pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: bool, rng: &mut impl Rng) -> BatchArrays {
+    let size = variant.size();
+    let area = usize::from(size) * usize::from(size);
+    let moves = policy_len(size);
+    let mut out = BatchArrays::default();
+    for sample in samples {
+        let Some(position) = sample.position(variant) else { continue };
+        let sym = if symmetries { Symmetry::new(rng.random_range(0..8u8)) } else { Symmetry::IDENTITY };
+        let position = sym.position(&position);
+        let start = out.planes.len();
+        out.planes.resize(start + INPUT_PLANES * area, 0.0);
+        encode_position(&position, usize::from(sample.repetitions), usize::from(sample.plies_since_capture), &mut out.planes[start..]);
+        let row = out.policy.len();
+        out.policy.resize(row + moves, 0.0);
+        out.legal.resize(row + moves, false);
+        for &m in &position.legal_moves() {
+            out.legal[row + move_index(m, size)] = true;
+        }
+        for &(index, p) in &sample.policy {
+            if let Some(m) = index_move(usize::from(index), size) {
+                let i = move_index(sym.apply_move(m, size), size);
+                out.policy[row + i] += p;
+                out.legal[row + i] = true;
+            }
+        }
+        out.value.push(sample.value);
+    }
+    out
+}
+
+/// Trains one round when the run has `games-per-iteration` new games since the newest model
+/// (or always, with `force`). Returns `None` when there is nothing to do.
+///
+/// # Errors
+/// The newest checkpoint does not load, the new one cannot be written, or no sample loads.
+pub fn train_round(
+    run: &RunDir,
+    config: &RunConfig,
+    variant: &'static Variant,
+    observer: &dyn Observer,
+    force: bool,
+) -> Result<Option<RoundReport>, ZeroError> {
+    let o = &config.optimize;
+    let expected = expected_for(variant);
+    let parent = ensure_initial_model(run, config, variant)?;
+    let parent_info = run.model_info(&parent, &expected)?;
+    let (shards, warnings) = run.shards(&shard_expect(variant));
+    for w in warnings {
+        observer.warn(&w);
+    }
+    let (games_total, samples_total) = totals(&shards);
+    let new_games = games_total.saturating_sub(parent_info.games_total);
+    if samples_total == 0 || (!force && new_games < u64::from(config.selfplay.games_per_iteration)) {
+        return Ok(None);
+    }
+    let new_samples = samples_total.saturating_sub(parent_info.samples_total);
+    let window = window_size(o, samples_total);
+    // The newest shards that fill the window.
+    let mut samples: Vec<Sample> = Vec::new();
+    for shard in shards.iter().rev() {
+        if samples.len() as u64 >= window {
+            break;
+        }
+        match read_shard(&shard.path, &shard_expect(variant)) {
+            Ok((_, s)) => samples.extend(s.into_iter().filter(|s| s.weight > 0.0)),
+            Err(e) => observer.warn(&format!("skipping shard {e}")),
+        }
+    }
+    if samples.is_empty() {
+        return Err(ZeroError::Other("no sample in the replay window loads".into()));
+    }
+    let loaded = samples.len() as u64;
+    let max_weight = samples.iter().map(|s| s.weight).fold(0.0f32, f32::max);
+
+    let dir = run.model_dir(&parent);
+    let loaded_model = checkpoint::load(&dir, &expected, &tafl_nn::device()).map_err(model_error(&parent))?;
+    let tc = train_config(o);
+    let optim = match checkpoint::load_optimizer(&dir, &loaded_model.meta, tc.optimizer()) {
+        Ok(Some(optim)) => optim,
+        Ok(None) => tc.optimizer(),
+        Err(e) => {
+            observer.warn(&format!("optimiser state of {parent} does not load ({e}); starting a fresh one"));
+            tc.optimizer()
+        }
+    };
+    let net_config = loaded_model.config.clone();
+    let mut trainer = Trainer::resume(loaded_model.model, optim, tc);
+    let device = trainer.device();
+
+    let iteration = parent_info.iteration + 1;
+    let steps = steps_for(o, new_samples);
+    let seed = config.run.seed ^ u64::from(iteration).wrapping_mul(0xA24B_AED4_963E_E407) ^ u64::from(std::process::id());
+    let mut rng = StdRng::seed_from_u64(seed);
+    observer.stage("optimize", u64::from(steps), "steps");
+    let started = Instant::now();
+    let (mut sum, mut sum_policy, mut sum_value) = (0.0f64, 0.0f64, 0.0f64);
+    let (mut tail, mut tail_n) = (0.0f64, 0u32);
+    let mut lr = o.learning_rate;
+    let mut trained = 0u64;
+    for step in 0..steps {
+        if observer.should_stop() {
+            return Ok(None);
+        }
+        let mut batch: Vec<&Sample> = Vec::with_capacity(o.batch_size);
+        while batch.len() < o.batch_size {
+            let s = &samples[rng.random_range(0..samples.len())];
+            if s.weight >= max_weight || rng.random::<f32>() * max_weight < s.weight {
+                batch.push(s);
+            }
+        }
+        let arrays = encode_batch(&batch, variant, o.symmetries, &mut rng);
+        let tensors = TrainBatch::from_slices(&net_config, &arrays.planes, &arrays.policy, &arrays.legal, &arrays.value, &device)
+            .map_err(|e| ZeroError::Other(format!("training batch: {e}")))?;
+        lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
+        trainer.set_learning_rate(lr);
+        let stats = trainer.step(&tensors);
+        trained += arrays.value.len() as u64;
+        sum += f64::from(stats.total);
+        sum_policy += f64::from(stats.policy);
+        sum_value += f64::from(stats.value);
+        if step >= steps - steps.div_ceil(10) {
+            tail += f64::from(stats.total);
+            tail_n += 1;
+        }
+        let rate = trained as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        observer.progress(u64::from(step + 1), &format!("loss {:.3} (p {:.3} v {:.3}) {rate:.0} samples/s", stats.total, stats.policy, stats.value));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    observer.finish();
+
+    let info = ModelInfo {
+        id: String::new(),
+        parent: Some(parent.clone()),
+        iteration,
+        games_total,
+        samples_total,
+        samples_seen: parent_info.samples_seen + trained,
+        steps_total: parent_info.steps_total + u64::from(steps),
+        created: now(),
+        net: net_config.name(),
+    };
+    let model = trainer.model();
+    let mut number = model_number(&parent).unwrap_or(0) + 1;
+    let id = loop {
+        let id = model_id(number);
+        let meta = ModelInfo { id: id.clone(), ..info.clone() }.into_meta(variant.name());
+        match checkpoint::save(&run.model_dir(&id), &model, &net_config, &meta, Some(trainer.optimizer())) {
+            Ok(()) => break id,
+            // Another trainer took this id: take the next.
+            Err(CheckpointError::AlreadyExists(_)) if number < model_number(&parent).unwrap_or(0) + 100 => number += 1,
+            Err(e) => return Err(model_error(&id)(e)),
+        }
+    };
+    let n = f64::from(steps.max(1));
+    let report = RoundReport {
+        id,
+        parent,
+        iteration,
+        steps,
+        batch_size: o.batch_size,
+        window,
+        loaded,
+        samples_total,
+        new_samples,
+        loss: (sum / n) as f32,
+        policy_loss: (sum_policy / n) as f32,
+        value_loss: (sum_value / n) as f32,
+        final_loss: (tail / f64::from(tail_n.max(1))) as f32,
+        learning_rate: lr,
+        seconds,
+        samples_per_s: trained as f64 / seconds.max(1e-9),
+    };
+    let mut fields = serde_json::to_value(&report).unwrap_or_default();
+    if let Some(map) = fields.as_object_mut() {
+        map.insert("games_total".into(), games_total.into());
+        map.insert("samples_seen".into(), info.samples_seen.into());
+    }
+    run.log_metric("optimize", fields);
+    Ok(Some(report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::OptimizeConfig;
+
+    #[test]
+    fn the_window_grows_with_the_data() {
+        let c = OptimizeConfig { window_min: 1000, window_max: 100_000, window_scale: 250.0, window_exponent: 0.65, ..OptimizeConfig::default() };
+        assert_eq!(window_size(&c, 500), 500);
+        assert_eq!(window_size(&c, 5000), 1000.max((250.0 * 5000f64.powf(0.65)) as u64).min(5000));
+        let c = OptimizeConfig { window_scale: 10.0, ..c };
+        let a = window_size(&c, 100_000);
+        let b = window_size(&c, 1_000_000);
+        assert!(a < b && b <= 100_000, "{a} {b}");
+        assert_eq!(window_size(&c, u64::MAX / 4), 100_000);
+    }
+
+    #[test]
+    fn steps_and_learning_rates() {
+        let c = OptimizeConfig { batch_size: 100, reuse: 2.0, min_steps: 5, max_steps: 50, ..OptimizeConfig::default() };
+        assert_eq!(steps_for(&c, 1000), 20);
+        assert_eq!(steps_for(&c, 10), 5);
+        assert_eq!(steps_for(&c, 100_000), 50);
+        let cos = OptimizeConfig { lr_schedule: LrSchedule::Cosine, learning_rate: 1.0, lr_final: 0.1, ..OptimizeConfig::default() };
+        assert!((learning_rate(&cos, 1, 0, 10, 100) - 1.0).abs() < 1e-9);
+        assert!((learning_rate(&cos, 1, 10, 10, 100) - 0.1).abs() < 1e-9);
+        let step = OptimizeConfig { lr_schedule: LrSchedule::Step, learning_rate: 1.0, lr_final: 0.5, lr_step_iterations: 10, ..OptimizeConfig::default() };
+        assert!((learning_rate(&step, 25, 0, 10, 100) - 0.25).abs() < 1e-9);
+        let warm = OptimizeConfig { learning_rate: 1.0, lr_warmup_steps: 10, ..OptimizeConfig::default() };
+        assert!((learning_rate(&warm, 1, 4, 10, 0) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn batches_follow_the_symmetry() {
+        use tafl_rules::{Game, Position};
+        let variant = Variant::preset("brandubh").unwrap();
+        let mut game = Game::new(variant);
+        let m = game.legal_moves()[5];
+        let mut sample = Sample::of_position(game.position(), 1, 0, 0);
+        sample.policy = vec![(move_index(m, 7) as u16, 1.0)];
+        sample.value = 1.0;
+        game.play_unchecked(m);
+        let mut rng = StdRng::seed_from_u64(1);
+        let arrays = encode_batch(&[&sample; 16], variant, true, &mut rng);
+        assert_eq!(arrays.value.len(), 16);
+        let moves = policy_len(7);
+        for row in 0..16 {
+            let policy = &arrays.policy[row * moves..(row + 1) * moves];
+            let legal = &arrays.legal[row * moves..(row + 1) * moves];
+            let hot: Vec<usize> = (0..moves).filter(|&i| policy[i] > 0.0).collect();
+            assert_eq!(hot.len(), 1);
+            assert!(legal[hot[0]]);
+            assert_eq!(legal.iter().filter(|&&l| l).count(), Position::start(variant).legal_moves().len());
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! The training loop and the stages it runs, each resumable from the files of the run.
+//!
+//! One iteration: self-play until the run has `games-per-iteration` games more than when the
+//! newest model was trained; train a round into a new model; gate it against the best; every
+//! `evaluate.every` iterations, evaluate the best. Each step is decided from the disk alone
+//! (models, shard headers, `arena/*.json`), so after a kill the loop picks up at the first step
+//! not finished; a half-finished step leaves nothing behind but hidden temporary files, and at
+//! most the self-play games that were in flight or not yet written to a shard are played again.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tafl_nn::NetEvaluator;
+use tafl_nn::evaluator::expected_for;
+use tafl_rules::Variant;
+
+use crate::config::{DEFAULT_CONFIG, RunConfig};
+use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, train_round};
+use crate::players::ZeroFactory;
+use crate::rundir::{RunDir, now};
+use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
+use crate::shard::{ShardHeader, write_atomic, write_shard};
+use crate::{Observer, ZeroError, evaluate, gate};
+
+/// When `train` stops besides the config's `run.iterations`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TrainLimits {
+    /// Stop once the run has this many iterations (overrides `run.iterations`; 0 = forever).
+    pub iterations: Option<u32>,
+    /// Stop after this many hours of this process.
+    pub hours: Option<f64>,
+}
+
+/// A run: its directory, config and variant.
+pub struct Run {
+    /// The directory.
+    pub dir: RunDir,
+    /// The config in use.
+    pub config: RunConfig,
+    /// The variant.
+    pub variant: &'static Variant,
+    factory: ZeroFactory,
+}
+
+/// The config text without a first `# git revision:` line.
+fn without_revision(text: &str) -> &str {
+    if text.starts_with("# git revision:") { text.split_once('\n').map_or("", |(_, rest)| rest) } else { text }
+}
+
+/// An observer that also stops at a deadline.
+struct Deadline<'a> {
+    inner: &'a dyn Observer,
+    until: Option<Instant>,
+}
+
+impl Observer for Deadline<'_> {
+    fn stage(&self, name: &str, total: u64, unit: &str) {
+        self.inner.stage(name, total, unit);
+    }
+    fn progress(&self, done: u64, message: &str) {
+        self.inner.progress(done, message);
+    }
+    fn finish(&self) {
+        self.inner.finish();
+    }
+    fn info(&self, line: &str) {
+        self.inner.info(line);
+    }
+    fn warn(&self, line: &str) {
+        self.inner.warn(line);
+    }
+    fn should_stop(&self) -> bool {
+        self.inner.should_stop() || self.until.is_some_and(|t| Instant::now() >= t)
+    }
+}
+
+impl Run {
+    /// Opens the run at `root`. With `config` (its TOML text), that config is used and stored
+    /// as `config.toml` (an earlier, different one is kept as `config-<time>.toml`); without,
+    /// the run's own `config.toml` is used, or the default for a new run. `base` is where
+    /// relative variant paths are looked up.
+    ///
+    /// # Errors
+    /// The config does not parse or names an unknown variant; the folders cannot be made.
+    pub fn open(root: &Path, config: Option<&str>, base: Option<&Path>) -> Result<Run, ZeroError> {
+        let dir = RunDir::open(root)?;
+        let stored = std::fs::read_to_string(dir.config_path()).ok();
+        let text = match (config, &stored) {
+            // The same config, perhaps with the git revision line the run was started with.
+            (Some(text), Some(old)) if without_revision(text) == without_revision(old) => old.clone(),
+            (Some(text), Some(old)) => {
+                let keep = dir.root().join(format!("config-{}.toml", now() as u64));
+                write_atomic(&keep, old.as_bytes()).map_err(|e| ZeroError::io(&keep, e))?;
+                text.to_string()
+            }
+            (Some(text), _) => text.to_string(),
+            (None, Some(old)) => old.clone(),
+            (None, None) => DEFAULT_CONFIG.to_string(),
+        };
+        let config = RunConfig::from_toml(&text)?;
+        let variant = config.variant(base)?;
+        if stored.as_deref() != Some(text.as_str()) {
+            dir.write_config(&text)?;
+        }
+        Ok(Run { dir, config, variant, factory: ZeroFactory::new(variant) })
+    }
+
+    /// The player factory (its networks are loaded once).
+    #[must_use]
+    pub fn factory(&self) -> &ZeroFactory {
+        &self.factory
+    }
+
+    /// Plays `games` self-play games with the current best model and writes them as shards
+    /// (every `shard-games` games) and archive records beside them.
+    ///
+    /// # Errors
+    /// The best model does not load, or a shard cannot be written.
+    pub fn selfplay(&self, games: u64, observer: &dyn Observer) -> Result<SelfPlayStats, ZeroError> {
+        ensure_initial_model(&self.dir, &self.config, self.variant)?;
+        let best = self.dir.best_model().ok_or_else(|| ZeroError::Other("the run has no model".into()))?;
+        let sp = &self.config.selfplay;
+        let evaluator = NetEvaluator::load(&self.dir.model_dir(&best), &expected_for(self.variant))
+            .map_err(|e| ZeroError::Model { id: best.clone(), message: e.to_string() })?
+            .with_cache(sp.cache_size);
+        let out = self.dir.selfplay_dir(&best);
+        std::fs::create_dir_all(&out).map_err(|e| ZeroError::io(&out, e))?;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let seed = self.config.run.seed ^ nanos ^ u64::from(std::process::id()).rotate_left(32);
+        let mut buffer: Vec<FinishedGame> = Vec::new();
+        let mut written = 0u32;
+        let mut error: Option<ZeroError> = None;
+        let mut flush = |buffer: &mut Vec<FinishedGame>| -> Result<(), ZeroError> {
+            if buffer.is_empty() {
+                return Ok(());
+            }
+            written += 1;
+            let stem = format!("{:013}-{}-{written:04}", (now() * 1000.0) as u64, std::process::id());
+            let records: String = buffer.iter().map(|g| format!("# {best} {} {} plies\n{}\n", g.reason, g.plies, g.record)).collect();
+            let csv = out.join(format!("{stem}.csv"));
+            write_atomic(&csv, records.as_bytes()).map_err(|e| ZeroError::io(&csv, e))?;
+            let samples: Vec<_> = buffer.iter().flat_map(|g| g.samples.iter().cloned()).collect();
+            let header = ShardHeader {
+                format_version: 0,
+                variant: self.variant.name().to_string(),
+                encoding_version: tafl_nn::ENCODING_VERSION,
+                board_size: self.variant.size(),
+                count: 0,
+                games: buffer.len() as u64,
+                model: best.clone(),
+                created: now() as u64,
+                payload_len: 0,
+                checksum: 0,
+            };
+            write_shard(&out.join(format!("{stem}.bin")), header, &samples)?;
+            buffer.clear();
+            Ok(())
+        };
+        observer.stage(&format!("selfplay {best}"), games, "games");
+        let mut on_game = |g: FinishedGame| {
+            buffer.push(g);
+            if buffer.len() >= sp.shard_games
+                && let Err(e) = flush(&mut buffer)
+            {
+                error.get_or_insert(e);
+            }
+        };
+        let mut on_step = |s: &SelfPlayStats| {
+            let t = s.seconds.max(1e-9);
+            observer.progress(
+                s.games,
+                &format!(
+                    "{:.0} evals/s, batch {:.0}, {:.1} moves/s, {} samples, A/D/= {}/{}/{}",
+                    s.evaluations as f64 / t,
+                    s.evaluations as f64 / s.batches.max(1) as f64,
+                    s.moves as f64 / t,
+                    s.samples,
+                    s.attacker_wins,
+                    s.defender_wins,
+                    s.draws
+                ),
+            );
+            !observer.should_stop()
+        };
+        let stats = SelfPlay::new(self.variant, sp, seed).play(&evaluator, games, &mut on_game, &mut on_step);
+        observer.finish();
+        if let Some(e) = error {
+            return Err(e);
+        }
+        flush(&mut buffer)?;
+        let mut fields = stats.to_json();
+        if let Some(map) = fields.as_object_mut() {
+            map.insert("model".into(), best.clone().into());
+        }
+        self.dir.log_metric("selfplay", fields);
+        observer.info(&format!(
+            "selfplay {best}: {} games in {:.0}s ({:.1} games/min, {:.0} evals/s), {} samples, mean {:.0} plies, attackers/defenders/draws {}/{}/{}, {} resigned ({} of {} playouts would have been wrong)",
+            stats.games,
+            stats.seconds,
+            stats.games as f64 * 60.0 / stats.seconds.max(1e-9),
+            stats.evaluations as f64 / stats.seconds.max(1e-9),
+            stats.samples,
+            stats.plies as f64 / stats.games.max(1) as f64,
+            stats.attacker_wins,
+            stats.defender_wins,
+            stats.draws,
+            stats.resignations,
+            stats.false_resignations,
+            stats.playouts_with_resign
+        ));
+        Ok(stats)
+    }
+
+    /// Trains one round when enough new games are on disk (always with `force`).
+    ///
+    /// # Errors
+    /// See [`train_round`].
+    pub fn optimize(&self, observer: &dyn Observer, force: bool) -> Result<Option<RoundReport>, ZeroError> {
+        let report = train_round(&self.dir, &self.config, self.variant, observer, force)?;
+        if let Some(r) = &report {
+            observer.info(&format!(
+                "optimize {} (from {}): {} steps x {} on a window of {} samples ({} new), loss {:.3} -> {:.3} (policy {:.3}, value {:.3}), {:.0} samples/s",
+                r.id, r.parent, r.steps, r.batch_size, r.window, r.new_samples, r.loss, r.final_loss, r.policy_loss, r.value_loss, r.samples_per_s
+            ));
+        }
+        Ok(report)
+    }
+
+    /// Gates `candidate` (default: the newest model) against the best.
+    ///
+    /// # Errors
+    /// See [`gate::gate`].
+    pub fn gate(&self, candidate: Option<&str>, observer: &dyn Observer) -> Result<Option<gate::GateResult>, ZeroError> {
+        let Some(candidate) = candidate.map(str::to_string).or_else(|| self.dir.latest_model()) else { return Ok(None) };
+        let result = gate::gate(&self.dir, &self.config, self.variant, &candidate, &self.factory, observer)?;
+        let verdict = if result.passed { "promoted to best" } else { "rejected" };
+        if result.skipped {
+            observer.info(&format!("gate {candidate}: {verdict} (no games)"));
+        } else {
+            observer.info(&format!(
+                "gate {candidate} vs {}: {:.1}% ({}W {}D {}L) Elo {:+.0} [{:+.0}, {:+.0}]{}: {verdict}",
+                result.best,
+                100.0 * result.score,
+                result.wins,
+                result.draws,
+                result.losses,
+                result.elo,
+                result.elo_lower,
+                result.elo_upper,
+                result.sprt.as_deref().map(|s| format!(", SPRT {s}")).unwrap_or_default()
+            ));
+        }
+        Ok(Some(result))
+    }
+
+    /// Evaluates `model` (default: the best) against the ladder.
+    ///
+    /// # Errors
+    /// See [`evaluate::evaluate`].
+    pub fn evaluate(&self, model: Option<&str>, observer: &dyn Observer) -> Result<(), ZeroError> {
+        let Some(model) = model.map(str::to_string).or_else(|| self.dir.best_model()) else { return Ok(()) };
+        observer.info(&format!("evaluate {model}:"));
+        evaluate::evaluate(&self.dir, &self.config, self.variant, &model, &self.factory, observer)?;
+        Ok(())
+    }
+
+    /// Self-play without end (or `games` games), reloading the best model between chunks of
+    /// `games-per-iteration` games: what a self-play worker on another machine runs.
+    ///
+    /// # Errors
+    /// See [`Run::selfplay`].
+    pub fn selfplay_loop(&self, games: Option<u64>, observer: &dyn Observer) -> Result<(), ZeroError> {
+        let mut left = games;
+        while left != Some(0) && !observer.should_stop() {
+            let chunk = u64::from(self.config.selfplay.games_per_iteration).min(left.unwrap_or(u64::MAX));
+            let stats = self.selfplay(chunk, observer)?;
+            left = left.map(|l| l.saturating_sub(stats.games.max(1)));
+        }
+        Ok(())
+    }
+
+    /// The training loop: self-play, optimize, gate, evaluate, until the iteration target or
+    /// the time limit (or forever). Every step is derived from the files, so this resumes a
+    /// killed run.
+    ///
+    /// # Errors
+    /// The first stage that fails.
+    pub fn train(&self, limits: TrainLimits, observer: &dyn Observer) -> Result<(), ZeroError> {
+        let until = limits.hours.map(|h| Instant::now() + Duration::from_secs_f64(h.max(0.0) * 3600.0));
+        let observer = &Deadline { inner: observer, until };
+        let target = limits.iterations.unwrap_or(self.config.run.iterations);
+        let expected = expected_for(self.variant);
+        let started = Instant::now();
+        ensure_initial_model(&self.dir, &self.config, self.variant)?;
+        observer.info(&format!(
+            "run {} ({}, {} net, {} games per iteration{})",
+            self.dir.root().display(),
+            self.variant.name(),
+            self.config.net_config(self.variant.size()).name(),
+            self.config.selfplay.games_per_iteration,
+            if target > 0 { format!(", {target} iterations") } else { String::new() }
+        ));
+        loop {
+            if observer.should_stop() {
+                observer.info("stopping: time is up");
+                break;
+            }
+            let latest = self.dir.latest_model().ok_or_else(|| ZeroError::Other("the run has no model".into()))?;
+            let info = self.dir.model_info(&latest, &expected)?;
+            if info.iteration > 0 && self.dir.arena_result(&gate::result_name(&latest)).is_none() {
+                self.gate(Some(&latest), observer)?;
+                self.summary(&latest, started, observer)?;
+                continue;
+            }
+            let every = self.config.evaluate.every;
+            if every > 0 && info.iteration > 0 && info.iteration.is_multiple_of(every) {
+                let best = self.dir.best_model().unwrap_or_else(|| latest.clone());
+                if self.dir.arena_result(&evaluate::result_name(&best)).is_none() {
+                    self.evaluate(Some(&best), observer)?;
+                    continue;
+                }
+            }
+            if target > 0 && info.iteration >= target {
+                observer.info(&format!("done: {} iterations, best model {}", info.iteration, self.dir.best_model().unwrap_or_default()));
+                break;
+            }
+            let (shards, warnings) = self.dir.shards(&shard_expect(self.variant));
+            for w in warnings {
+                observer.warn(&w);
+            }
+            let (games_on_disk, _) = totals(&shards);
+            let wanted = info.games_total + u64::from(self.config.selfplay.games_per_iteration);
+            if games_on_disk < wanted {
+                self.selfplay(wanted - games_on_disk, observer)?;
+                continue;
+            }
+            if self.optimize(observer, false)?.is_none() && !observer.should_stop() {
+                return Err(ZeroError::Other("the trainer found nothing to train on".into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn summary(&self, model: &str, started: Instant, observer: &dyn Observer) -> Result<(), ZeroError> {
+        let info = self.dir.model_info(model, &expected_for(self.variant))?;
+        let best = self.dir.best_model().unwrap_or_default();
+        let metrics = self.dir.metrics();
+        let last = |event: &str| metrics.iter().rev().find(|m| m["event"] == event).cloned().unwrap_or_default();
+        let (sp, opt, gate) = (last("selfplay"), last("optimize"), last("gate"));
+        let line = format!(
+            "iteration {} {model}: {} games, {} samples seen | selfplay {:.1} games/min {:.0} evals/s | loss {:.3} (p {:.3} v {:.3}) | gate {:.0}% -> best {best} | {:.0}s elapsed",
+            info.iteration,
+            info.games_total,
+            info.samples_seen,
+            sp["games_per_s"].as_f64().unwrap_or(0.0) * 60.0,
+            sp["evals_per_s"].as_f64().unwrap_or(0.0),
+            opt["loss"].as_f64().unwrap_or(f64::NAN),
+            opt["policy_loss"].as_f64().unwrap_or(f64::NAN),
+            opt["value_loss"].as_f64().unwrap_or(f64::NAN),
+            100.0 * gate["score"].as_f64().unwrap_or(0.5),
+            started.elapsed().as_secs_f64()
+        );
+        observer.info(&line);
+        self.dir.log_metric(
+            "iteration",
+            serde_json::json!({
+                "iteration": info.iteration,
+                "model": model,
+                "best": best,
+                "games_total": info.games_total,
+                "samples_total": info.samples_total,
+                "samples_seen": info.samples_seen,
+            }),
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,198 @@
+//! `tafl report`: SVG plots of a run's `logs/metrics.jsonl` and an `index.html` that shows them.
+//!
+//! Plots: losses per iteration; Elo against each evaluation opponent over iterations and over
+//! training samples; mean self-play game length; wins by side; self-play speed.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use serde_json::Value;
+
+use crate::ZeroError;
+use crate::rundir::RunDir;
+
+/// A named series of points.
+pub type Series = (String, Vec<(f64, f64)>);
+
+const COLOURS: [RGBColor; 6] = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+
+/// Draws `series` as lines with points into an SVG file.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), ZeroError> {
+    let err = |e: &dyn std::fmt::Display| ZeroError::Other(format!("plot {}: {e}", path.display()));
+    let points = || series.iter().flat_map(|(_, p)| p.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in points() {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    let pad_x = ((x1 - x0) * 0.05).max(0.5);
+    let pad_y = ((y1 - y0) * 0.1).max(0.05);
+    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((x0 - pad_x)..(x1 + pad_x), (y0 - pad_y)..(y1 + pad_y))
+        .map_err(|e| err(&e))?;
+    chart.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| err(&e))?;
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled()))).map_err(|e| err(&e))?;
+    }
+    if !series.is_empty() {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(f64::NAN)
+}
+
+fn events<'a>(metrics: &'a [Value], name: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    metrics.iter().filter(move |m| m["event"] == name)
+}
+
+/// Renders the plots and `index.html` into `report/`; returns the path of `index.html`.
+///
+/// # Errors
+/// The folder or a file cannot be written.
+pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
+    let out = run.report_dir();
+    fs::create_dir_all(&out).map_err(|e| ZeroError::io(&out, e))?;
+    let metrics = run.metrics();
+    let mut plots: Vec<(&str, &str)> = Vec::new();
+
+    let opt: Vec<&Value> = events(&metrics, "optimize").collect();
+    let series = |key: &str, label: &str| -> Series { (label.to_string(), opt.iter().map(|m| (num(m, "iteration"), num(m, key))).collect()) };
+    line_chart(
+        &out.join("losses.svg"),
+        "Training loss per iteration",
+        "iteration",
+        "loss",
+        &[series("loss", "total"), series("policy_loss", "policy"), series("value_loss", "value")],
+    )?;
+    plots.push(("losses.svg", "Training losses (mean over each round)"));
+
+    let evals: Vec<&Value> = events(&metrics, "eval").collect();
+    let mut opponents: Vec<String> = Vec::new();
+    for e in &evals {
+        if let Some(o) = e["opponent"].as_str()
+            && !opponents.iter().any(|x| x == o)
+        {
+            opponents.push(o.to_string());
+        }
+    }
+    let elo_series = |x_key: &str| -> Vec<Series> {
+        opponents
+            .iter()
+            .map(|o| (format!("vs {o}"), evals.iter().filter(|e| e["opponent"] == o.as_str()).map(|e| (num(e, x_key), num(e, "elo").clamp(-800.0, 800.0))).collect()))
+            .collect()
+    };
+    line_chart(&out.join("elo.svg"), "Elo of the best model against each opponent", "iteration", "Elo", &elo_series("iteration"))?;
+    plots.push(("elo.svg", "Elo against the evaluation opponents, by iteration (clamped to ±800)"));
+    line_chart(&out.join("elo-samples.svg"), "Elo against training samples", "samples seen in training", "Elo", &elo_series("samples_seen"))?;
+    plots.push(("elo-samples.svg", "Elo against the evaluation opponents, by samples trained on"));
+
+    let sp: Vec<&Value> = events(&metrics, "selfplay").collect();
+    let mut games = 0.0;
+    let xs: Vec<f64> = sp
+        .iter()
+        .map(|m| {
+            games += m["games"].as_f64().unwrap_or(0.0);
+            games
+        })
+        .collect();
+    let along = |f: &dyn Fn(&Value) -> f64| -> Vec<(f64, f64)> { sp.iter().zip(&xs).map(|(m, &x)| (x, f(m))).collect() };
+    line_chart(&out.join("game-length.svg"), "Self-play game length", "self-play games", "mean plies", &[("mean plies".into(), along(&|m| num(m, "mean_plies")))])?;
+    plots.push(("game-length.svg", "Mean self-play game length"));
+    let share = |key: &'static str| move |m: &Value| num(m, key) / num(m, "games").max(1.0);
+    line_chart(
+        &out.join("sides.svg"),
+        "Self-play results by side",
+        "self-play games",
+        "share of games",
+        &[
+            ("attackers win".into(), along(&share("attacker_wins"))),
+            ("defenders win".into(), along(&share("defender_wins"))),
+            ("draw".into(), along(&share("draws"))),
+        ],
+    )?;
+    plots.push(("sides.svg", "Self-play wins by side"));
+    line_chart(
+        &out.join("speed.svg"),
+        "Self-play speed",
+        "self-play games",
+        "per second",
+        &[
+            ("net evaluations/s".into(), along(&|m| num(m, "evals_per_s"))),
+            ("moves/s x 10".into(), along(&|m| 10.0 * num(m, "moves_per_s"))),
+            ("games/min x 10".into(), along(&|m| 600.0 * num(m, "games_per_s"))),
+        ],
+    )?;
+    plots.push(("speed.svg", "Self-play speed"));
+
+    let mut html = String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tafl run report</title>\n<style>body{font-family:sans-serif;max-width:860px;margin:auto}img{width:100%;border:1px solid #ccc}td,th{padding:2px 8px;text-align:right}</style></head><body>\n");
+    let _ = writeln!(html, "<h1>Run {}</h1>", escape(&run.root().display().to_string()));
+    let _ = writeln!(
+        html,
+        "<p>{} iterations, {} self-play games, best model {}</p>",
+        opt.len(),
+        games,
+        escape(&run.best_model().unwrap_or_default())
+    );
+    if let Some(last) = events(&metrics, "gate").last() {
+        let _ = writeln!(html, "<p>Last gate: {} vs {}: score {:.3}, passed {}</p>", escape(last["candidate"].as_str().unwrap_or("")), escape(last["best"].as_str().unwrap_or("")), num(last, "score"), last["passed"]);
+    }
+    for (file, caption) in &plots {
+        let _ = writeln!(html, "<h2>{caption}</h2>\n<img src=\"{file}\" alt=\"{caption}\">");
+    }
+    if !evals.is_empty() {
+        html += "<h2>Evaluations</h2>\n<table><tr><th>model</th><th>iteration</th><th>opponent</th><th>games</th><th>score</th><th>Elo</th><th>95%</th></tr>\n";
+        for e in &evals {
+            let _ = writeln!(
+                html,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:+.0}</td><td>[{:+.0}, {:+.0}]</td></tr>",
+                escape(e["model"].as_str().unwrap_or("")),
+                e["iteration"],
+                escape(e["opponent"].as_str().unwrap_or("")),
+                e["games"],
+                num(e, "score"),
+                num(e, "elo"),
+                num(e, "elo_lower"),
+                num(e, "elo_upper")
+            );
+        }
+        html += "</table>\n";
+    }
+    html += "</body></html>\n";
+    let index = out.join("index.html");
+    fs::write(&index, html).map_err(|e| ZeroError::io(&index, e))?;
+    Ok(index)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}

@@ -1,0 +1,396 @@
+//! Self-play: many games in flight, one network batch per step.
+//!
+//! Each game has its own [`Search`] (its tree kept from move to move); [`step_searches`] takes
+//! one leaf from every unfinished search into a single evaluator call. When a search is done its
+//! move is played and the next search of that game starts:
+//!
+//! * **Playout-cap randomisation** (KataGo): a move gets a full search (`full-visits`) with
+//!   probability `full-fraction`, else a cheap one (`fast-visits`). Only full searches become
+//!   policy targets, so targets stay good while games are played fast.
+//! * **Temperature**: during the first `temperature-plies` plies the move is sampled from the
+//!   improved policy raised to `1 / temperature` (the Gumbel root's own choice already samples;
+//!   this widens the openings). Later moves are the search's choice.
+//! * **Resignation**: a side whose full-search value stays below `resign-threshold` for
+//!   `resign-consecutive` of its moves resigns, except in a `resign-playout-fraction` of the
+//!   games, which are played out to count how often resigning would have been wrong.
+//! * **Length cap**: at `max-plies` the game stops as a draw.
+
+use std::fmt::Write as _;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tafl_rules::{Game, Move, Outcome, Side, Variant};
+use tafl_search::mcts::{Search, SearchParams, step_searches};
+use tafl_search::Evaluator;
+
+use crate::config::SelfPlayConfig;
+use crate::shard::Sample;
+
+/// A finished self-play game.
+#[derive(Clone, Debug)]
+pub struct FinishedGame {
+    /// Its training samples (full searches only), values filled in.
+    pub samples: Vec<Sample>,
+    /// The game as an archive line (`moves,attacker_captures,defender_captures,result`).
+    pub record: String,
+    /// Plies played.
+    pub plies: usize,
+    /// The winner; `None` for a draw.
+    pub winner: Option<Side>,
+    /// How it ended: a rule's name, `resigned` or `max-plies`.
+    pub reason: String,
+    /// In a played-out game: the side that would have resigned, and whether that was wrong
+    /// (it did not lose).
+    pub false_resignation: Option<bool>,
+}
+
+/// Totals of a self-play session.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct SelfPlayStats {
+    /// Games finished.
+    pub games: u64,
+    /// Samples recorded.
+    pub samples: u64,
+    /// Moves played (every search, full or cheap).
+    pub moves: u64,
+    /// Positions evaluated by the network.
+    pub evaluations: u64,
+    /// Evaluator calls.
+    pub batches: u64,
+    /// Wall seconds.
+    pub seconds: f64,
+    /// Games won by the attackers.
+    pub attacker_wins: u64,
+    /// Games won by the defenders.
+    pub defender_wins: u64,
+    /// Drawn games (the length cap included).
+    pub draws: u64,
+    /// Games ended by resignation.
+    pub resignations: u64,
+    /// Played-out games in which a side would have resigned.
+    pub playouts_with_resign: u64,
+    /// Of those, games the would-be resigner did not lose.
+    pub false_resignations: u64,
+    /// Sum of the game lengths in plies.
+    pub plies: u64,
+}
+
+impl SelfPlayStats {
+    /// Adds a finished game.
+    pub fn add_game(&mut self, game: &FinishedGame) {
+        self.games += 1;
+        self.samples += game.samples.len() as u64;
+        self.plies += game.plies as u64;
+        match game.winner {
+            Some(Side::Attackers) => self.attacker_wins += 1,
+            Some(Side::Defenders) => self.defender_wins += 1,
+            None => self.draws += 1,
+        }
+        if game.reason == "resigned" {
+            self.resignations += 1;
+        }
+        if let Some(wrong) = game.false_resignation {
+            self.playouts_with_resign += 1;
+            self.false_resignations += u64::from(wrong);
+        }
+    }
+
+    /// The totals as a metrics object.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let s = self.seconds.max(1e-9);
+        let games = self.games.max(1) as f64;
+        serde_json::json!({
+            "games": self.games,
+            "samples": self.samples,
+            "moves": self.moves,
+            "evaluations": self.evaluations,
+            "seconds": self.seconds,
+            "games_per_s": self.games as f64 / s,
+            "moves_per_s": self.moves as f64 / s,
+            "evals_per_s": self.evaluations as f64 / s,
+            "samples_per_s": self.samples as f64 / s,
+            "mean_batch": if self.batches == 0 { 0.0 } else { self.evaluations as f64 / self.batches as f64 },
+            "mean_plies": self.plies as f64 / games,
+            "attacker_wins": self.attacker_wins,
+            "defender_wins": self.defender_wins,
+            "draws": self.draws,
+            "resignations": self.resignations,
+            "playouts_with_resign": self.playouts_with_resign,
+            "false_resignations": self.false_resignations,
+        })
+    }
+}
+
+struct Slot {
+    search: Search,
+    /// The running search is a full one.
+    full: bool,
+    samples: Vec<Sample>,
+    /// No resignation in this game.
+    playout: bool,
+    /// Consecutive full searches below the threshold, per side (attackers, defenders).
+    low: [u32; 2],
+    would_resign: Option<Side>,
+    resigned: Option<Side>,
+}
+
+fn side_index(side: Side) -> usize {
+    usize::from(side == Side::Defenders)
+}
+
+/// Plays self-play games.
+pub struct SelfPlay<'a> {
+    variant: &'static Variant,
+    config: &'a SelfPlayConfig,
+    full_params: SearchParams,
+    fast_params: SearchParams,
+    rng: StdRng,
+    seed: u64,
+}
+
+impl<'a> SelfPlay<'a> {
+    /// Self-play of `variant` under `config`, reproducible from `seed`.
+    #[must_use]
+    pub fn new(variant: &'static Variant, config: &'a SelfPlayConfig, seed: u64) -> SelfPlay<'a> {
+        let full_params = SearchParams { visits: config.full_visits, ..config.search.clone() };
+        let fast_params = SearchParams { visits: config.fast_visits, ..config.search.clone() };
+        SelfPlay { variant, config, full_params, fast_params, rng: StdRng::seed_from_u64(seed), seed }
+    }
+
+    fn new_slot(&mut self, game_number: u64) -> Slot {
+        let seed = self.seed ^ (game_number + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut search = Search::new(Game::new(self.variant), self.full_params.clone(), seed);
+        let full = self.begin_search(&mut search);
+        let playout = self.rng.random::<f64>() < self.config.resign_playout_fraction;
+        Slot { search, full, samples: Vec::new(), playout, low: [0; 2], would_resign: None, resigned: None }
+    }
+
+    /// Chooses full or cheap for the next search and starts it.
+    fn begin_search(&mut self, search: &mut Search) -> bool {
+        let full = self.rng.random::<f64>() < self.config.full_fraction;
+        let params = if full { &self.full_params } else { &self.fast_params };
+        search.set_params(params.clone());
+        search.start(params.visits);
+        full
+    }
+
+    /// Plays `games` games with `evaluator`, `games-in-flight` at a time. Each finished game
+    /// goes to `on_game`; `on_step` sees the totals after every batch and returns false to stop
+    /// (games in flight are then dropped).
+    pub fn play<E: Evaluator + ?Sized>(
+        &mut self,
+        evaluator: &E,
+        games: u64,
+        on_game: &mut dyn FnMut(FinishedGame),
+        on_step: &mut dyn FnMut(&SelfPlayStats) -> bool,
+    ) -> SelfPlayStats {
+        let started = std::time::Instant::now();
+        let mut stats = SelfPlayStats::default();
+        let mut next_game = 0u64;
+        let mut slots: Vec<Slot> = Vec::new();
+        while (slots.len() as u64) < games.min(self.config.games_in_flight as u64) {
+            slots.push(self.new_slot(next_game));
+            next_game += 1;
+        }
+        let leaves = self.config.leaves_per_search.max(1);
+        while !slots.is_empty() {
+            let n = step_searches(slots.iter_mut().map(|s| &mut s.search), evaluator, leaves);
+            stats.evaluations += n as u64;
+            stats.batches += u64::from(n > 0);
+            let mut progressed = n > 0;
+            let mut i = 0;
+            while i < slots.len() {
+                if !slots[i].search.done() {
+                    i += 1;
+                    continue;
+                }
+                progressed = true;
+                stats.moves += 1;
+                if let Some(finished) = self.make_move(&mut slots[i]) {
+                    stats.add_game(&finished);
+                    on_game(finished);
+                    if next_game < games {
+                        slots[i] = self.new_slot(next_game);
+                        next_game += 1;
+                    } else {
+                        slots.swap_remove(i);
+                        continue;
+                    }
+                }
+                i += 1;
+            }
+            stats.seconds = started.elapsed().as_secs_f64();
+            if !on_step(&stats) || !progressed {
+                break;
+            }
+        }
+        stats.seconds = started.elapsed().as_secs_f64();
+        stats
+    }
+
+    /// Records the finished search, plays its move; returns the game when it ended.
+    fn make_move(&mut self, slot: &mut Slot) -> Option<FinishedGame> {
+        let result = slot.search.result();
+        let game = slot.search.game();
+        let side = game.position().side_to_move();
+        let size = game.position().size();
+        if slot.full && !result.improved_policy.is_empty() {
+            let mut sample = Sample::of_position(game.position(), game.repetitions(), game.plies_since_capture(), game.ply());
+            let kept: Vec<(Move, f32)> = result.improved_policy.iter().copied().filter(|&(_, p)| p >= 1e-4).collect();
+            let total: f32 = kept.iter().map(|&(_, p)| p).sum();
+            if total > 0.0 {
+                sample.policy = kept.iter().map(|&(m, p)| (tafl_nn::move_index(m, size) as u16, p / total)).collect();
+                sample.root_value = result.root_value;
+                slot.samples.push(sample);
+            }
+            // Resignation looks at full searches only: cheap ones are too noisy.
+            let low = &mut slot.low[side_index(side)];
+            *low = if result.root_value < self.config.resign_threshold { *low + 1 } else { 0 };
+            if *low >= self.config.resign_consecutive.max(1) && self.config.resign_threshold > -1.0 {
+                if slot.playout {
+                    slot.would_resign.get_or_insert(side);
+                } else {
+                    slot.resigned = Some(side);
+                    return Some(self.finish(slot));
+                }
+            }
+        }
+        let ply = game.ply();
+        let mv = if ply < self.config.temperature_plies as usize && self.config.temperature > 0.0 && result.proof.is_none() {
+            self.sample_move(&result.improved_policy).or(result.best_move)
+        } else {
+            result.best_move
+        };
+        let Some(mv) = mv else { return Some(self.finish(slot)) };
+        if slot.search.advance(mv).is_err() {
+            return Some(self.finish(slot));
+        }
+        let game = slot.search.game();
+        if game.outcome().is_over() || game.ply() >= self.config.max_plies {
+            return Some(self.finish(slot));
+        }
+        slot.full = self.begin_search(&mut slot.search);
+        None
+    }
+
+    fn sample_move(&mut self, policy: &[(Move, f32)]) -> Option<Move> {
+        let power = 1.0 / f64::from(self.config.temperature);
+        let weights: Vec<f64> = policy.iter().map(|&(_, p)| f64::from(p).powf(power)).collect();
+        let total: f64 = weights.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            return None;
+        }
+        let mut target = self.rng.random::<f64>() * total;
+        for (&(m, _), w) in policy.iter().zip(&weights) {
+            if target < *w {
+                return Some(m);
+            }
+            target -= w;
+        }
+        policy.last().map(|&(m, _)| m)
+    }
+
+    fn finish(&self, slot: &mut Slot) -> FinishedGame {
+        let game = slot.search.game();
+        let (winner, reason) = if let Some(loser) = slot.resigned {
+            (Some(loser.opponent()), "resigned".to_string())
+        } else {
+            match game.outcome() {
+                Outcome::Decided { winner, reason } => (Some(winner), reason.name().to_string()),
+                Outcome::Draw { reason } => (None, reason.name().to_string()),
+                Outcome::Ongoing => (None, "max-plies".to_string()),
+            }
+        };
+        let mut samples = std::mem::take(&mut slot.samples);
+        for s in &mut samples {
+            s.value = match winner {
+                Some(w) if w == s.side() => 1.0,
+                Some(_) => -1.0,
+                None => 0.0,
+            };
+        }
+        let false_resignation = slot.would_resign.map(|side| winner != Some(side.opponent()));
+        FinishedGame { samples, record: archive_line(game, winner), plies: game.ply(), winner, reason, false_resignation }
+    }
+}
+
+/// A game as an archive line: plies with their captures, capture counts per side, the result
+/// (`Black` attackers won, `White` defenders won, `Draw`).
+#[must_use]
+pub fn archive_line(game: &Game, winner: Option<Side>) -> String {
+    let mut replay = Game::from_position(*game.start());
+    let mut moves = String::new();
+    let mut captures = [0usize; 2];
+    for &m in game.moves() {
+        let mover = replay.position().side_to_move();
+        let played = replay.play_unchecked(m);
+        let mut caps = played.captured.to_vec();
+        caps.sort();
+        captures[side_index(mover)] += caps.len();
+        if !moves.is_empty() {
+            moves.push(' ');
+        }
+        let _ = write!(moves, "{m}");
+        for c in caps {
+            let _ = write!(moves, "x{c}");
+        }
+    }
+    format!("{moves},{},{},{}", captures[0], captures[1], tafl_arena::record::result_word(winner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tafl_search::UniformEvaluator;
+
+    fn small_config() -> SelfPlayConfig {
+        SelfPlayConfig {
+            games_in_flight: 4,
+            full_visits: 8,
+            fast_visits: 2,
+            full_fraction: 0.5,
+            max_plies: 60,
+            resign_threshold: -2.0,
+            ..SelfPlayConfig::default()
+        }
+    }
+
+    #[test]
+    fn plays_games_with_valid_samples_and_records() {
+        let variant = Variant::preset("brandubh").unwrap();
+        let config = small_config();
+        let mut games = Vec::new();
+        let stats = SelfPlay::new(variant, &config, 3).play(&UniformEvaluator, 6, &mut |g| games.push(g), &mut |_| true);
+        assert_eq!(stats.games, 6);
+        assert_eq!(games.len(), 6);
+        assert!(stats.evaluations > 0 && stats.moves > 0);
+        for g in &games {
+            assert!(g.plies <= 60);
+            let parsed = tafl_rules::notation::parse_archive_line(&g.record, 7).unwrap();
+            assert_eq!(parsed.plies.len(), g.plies);
+            for s in &g.samples {
+                let total: f32 = s.policy.iter().map(|p| p.1).sum();
+                assert!((total - 1.0).abs() < 1e-3);
+                let position = s.position(variant).unwrap();
+                let legal: Vec<usize> = position.legal_moves().iter().map(|&m| tafl_nn::move_index(m, 7)).collect();
+                assert!(s.policy.iter().all(|&(i, _)| legal.contains(&usize::from(i))));
+                let expected = match g.winner {
+                    None => 0.0,
+                    Some(w) if w == s.side() => 1.0,
+                    Some(_) => -1.0,
+                };
+                assert_eq!(s.value, expected);
+            }
+        }
+        assert_eq!(stats.samples, games.iter().map(|g| g.samples.len() as u64).sum::<u64>());
+    }
+
+    #[test]
+    fn stops_when_asked() {
+        let variant = Variant::preset("brandubh").unwrap();
+        let config = small_config();
+        let stats = SelfPlay::new(variant, &config, 3).play(&UniformEvaluator, 100, &mut |_| {}, &mut |_| false);
+        assert_eq!(stats.games, 0);
+    }
+}

@@ -1,0 +1,368 @@
+//! Training samples and the shard files that hold them.
+//!
+//! A sample is a position in compact form (the three piece sets as 256-bit masks, side to
+//! move, repetition count, plies since capture), a sparse policy target and the game's outcome.
+//!
+//! # Shard file
+//! ```text
+//! magic       8 bytes   "TAFLSHRD"
+//! header_len  u32 LE
+//! header      bincode ShardHeader (format version, variant, encoding version, board size,
+//!             count, games, model, payload length, FNV-1a 64 of the payload)
+//! payload     bincode Vec<Sample>
+//! ```
+//! Shards are written to a hidden temporary name in the same directory, synced, then renamed:
+//! a reader sees a whole shard or none. A shard that fails any check (magic, version, variant,
+//! encoding, length, checksum, decoding) is reported with its path and skipped by the trainer.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tafl_rules::{Piece, Position, Setup, Side, Square, Variant};
+
+/// First bytes of every shard.
+pub const MAGIC: &[u8; 8] = b"TAFLSHRD";
+/// Layout version of the shard format this build writes and reads.
+pub const SHARD_FORMAT_VERSION: u32 = 1;
+
+/// One training position.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Attacker soldiers: bit `rank * size + file`, 256 bits (boards up to 15x15).
+    pub attackers: [u64; 4],
+    /// Defender soldiers, same layout.
+    pub defenders: [u64; 4],
+    /// The king, same layout (empty when there is none).
+    pub king: [u64; 4],
+    /// 0: attackers to move, 1: defenders.
+    pub side_to_move: u8,
+    /// Occurrences of this position so far, this one included.
+    pub repetitions: u8,
+    /// Plies since the last capture.
+    pub plies_since_capture: u16,
+    /// Ply of the game at which the position occurred.
+    pub ply: u16,
+    /// Policy target: (policy index, probability), summing to one.
+    pub policy: Vec<(u16, f32)>,
+    /// Outcome of the game for the side to move: 1 win, 0 draw, -1 loss.
+    pub value: f32,
+    /// The search's root value for the side to move, for diagnostics.
+    pub root_value: f32,
+    /// Relative weight of the sample when the trainer draws from the window.
+    pub weight: f32,
+}
+
+fn set_bit(mask: &mut [u64; 4], i: u32) {
+    mask[(i / 64) as usize] |= 1 << (i % 64);
+}
+
+fn bits(mask: &[u64; 4]) -> impl Iterator<Item = u32> + '_ {
+    (0..256u32).filter(move |&i| mask[(i / 64) as usize] >> (i % 64) & 1 == 1)
+}
+
+impl Sample {
+    /// A sample of `position` with an empty target (filled in by self-play).
+    #[must_use]
+    pub fn of_position(position: &Position, repetitions: usize, plies_since_capture: usize, ply: usize) -> Sample {
+        let size = position.size();
+        let mut s = Sample {
+            attackers: [0; 4],
+            defenders: [0; 4],
+            king: [0; 4],
+            side_to_move: u8::from(position.side_to_move() == Side::Defenders),
+            repetitions: u8::try_from(repetitions).unwrap_or(u8::MAX),
+            plies_since_capture: u16::try_from(plies_since_capture).unwrap_or(u16::MAX),
+            ply: u16::try_from(ply).unwrap_or(u16::MAX),
+            policy: Vec::new(),
+            value: 0.0,
+            root_value: 0.0,
+            weight: 1.0,
+        };
+        for (piece, mask) in [(Piece::Attacker, &mut s.attackers), (Piece::Defender, &mut s.defenders), (Piece::King, &mut s.king)] {
+            for sq in position.squares(piece) {
+                set_bit(mask, sq.index(size));
+            }
+        }
+        s
+    }
+
+    /// The side to move.
+    #[must_use]
+    pub fn side(&self) -> Side {
+        if self.side_to_move == 0 { Side::Attackers } else { Side::Defenders }
+    }
+
+    /// The position, rebuilt for `variant`; `None` when the masks do not make a valid position
+    /// of it (a shard of another variant that slipped through, or damage).
+    #[must_use]
+    pub fn position(&self, variant: &'static Variant) -> Option<Position> {
+        let size = variant.size();
+        let area = u32::from(size) * u32::from(size);
+        let mut setup = Setup::empty(size, self.side());
+        for (piece, mask) in [(Piece::Attacker, &self.attackers), (Piece::Defender, &self.defenders), (Piece::King, &self.king)] {
+            for i in bits(mask) {
+                if i >= area {
+                    return None;
+                }
+                let sq = Square::from_index(i, size);
+                if setup.get(sq).is_some() {
+                    return None;
+                }
+                setup.set(sq, Some(piece));
+            }
+        }
+        Position::from_setup(variant, &setup).ok()
+    }
+}
+
+/// The header of a shard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardHeader {
+    /// [`SHARD_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// The variant's name.
+    pub variant: String,
+    /// `tafl_nn::encoding::ENCODING_VERSION` of the policy indices.
+    pub encoding_version: u32,
+    /// Board side.
+    pub board_size: u8,
+    /// Samples in the payload.
+    pub count: u64,
+    /// Whole games whose samples are in the payload.
+    pub games: u64,
+    /// The model that played them.
+    pub model: String,
+    /// Seconds since the Unix epoch when written.
+    pub created: u64,
+    /// Payload length in bytes.
+    pub payload_len: u64,
+    /// FNV-1a 64 of the payload.
+    pub checksum: u64,
+}
+
+/// What a reader requires of a shard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardExpect {
+    /// The variant's name.
+    pub variant: String,
+    /// The encoding version.
+    pub encoding_version: u32,
+}
+
+/// Why a shard could not be written or read. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    /// I/O.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Not a shard of this build, of another variant or encoding, or damaged.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// FNV-1a, 64 bits.
+#[must_use]
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Writes `bytes` to `path` atomically: a hidden temporary file in the same directory, synced,
+/// then renamed over `path`.
+///
+/// # Errors
+/// I/O errors; the temporary file is removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let temp = dir.join(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    } else if let Ok(d) = fs::File::open(dir) {
+        // Makes the rename durable; best effort.
+        let _ = d.sync_all();
+    }
+    result
+}
+
+/// Writes a shard of `samples` atomically.
+///
+/// # Errors
+/// I/O or encoding errors, naming the file.
+pub fn write_shard(path: &Path, mut header: ShardHeader, samples: &[Sample]) -> Result<(), ShardError> {
+    let invalid = |reason: String| ShardError::Invalid { path: path.to_path_buf(), reason };
+    let payload = bincode::serialize(samples).map_err(|e| invalid(e.to_string()))?;
+    header.format_version = SHARD_FORMAT_VERSION;
+    header.count = samples.len() as u64;
+    header.payload_len = payload.len() as u64;
+    header.checksum = fnv1a(&payload);
+    let head = bincode::serialize(&header).map_err(|e| invalid(e.to_string()))?;
+    let mut bytes = Vec::with_capacity(12 + head.len() + payload.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&u32::try_from(head.len()).map_err(|e| invalid(e.to_string()))?.to_le_bytes());
+    bytes.extend_from_slice(&head);
+    bytes.extend_from_slice(&payload);
+    write_atomic(path, &bytes).map_err(|source| ShardError::Io { path: path.to_path_buf(), source })
+}
+
+fn split_header<'a>(path: &Path, bytes: &'a [u8]) -> Result<(ShardHeader, &'a [u8]), ShardError> {
+    let invalid = |reason: String| ShardError::Invalid { path: path.to_path_buf(), reason };
+    if bytes.len() < 12 || &bytes[..8] != MAGIC {
+        return Err(invalid("not a sample shard (bad magic)".into()));
+    }
+    let mut len = [0u8; 4];
+    len.copy_from_slice(&bytes[8..12]);
+    let len = u32::from_le_bytes(len) as usize;
+    let head = bytes.get(12..12 + len).ok_or_else(|| invalid("truncated header".into()))?;
+    let header: ShardHeader = bincode::deserialize(head).map_err(|e| invalid(format!("bad header: {e}")))?;
+    Ok((header, &bytes[12 + len..]))
+}
+
+fn check_header(path: &Path, header: &ShardHeader, expect: &ShardExpect) -> Result<(), ShardError> {
+    let invalid = |reason: String| Err(ShardError::Invalid { path: path.to_path_buf(), reason });
+    if header.format_version != SHARD_FORMAT_VERSION {
+        return invalid(format!("shard format {} (this build reads {SHARD_FORMAT_VERSION})", header.format_version));
+    }
+    if header.variant != expect.variant {
+        return invalid(format!("shard of variant `{}`, expected `{}`", header.variant, expect.variant));
+    }
+    if header.encoding_version != expect.encoding_version {
+        return invalid(format!("encoding version {}, expected {}", header.encoding_version, expect.encoding_version));
+    }
+    Ok(())
+}
+
+/// Reads only the header of a shard and checks it (not the payload).
+///
+/// # Errors
+/// I/O, a foreign or damaged header.
+pub fn read_header(path: &Path, expect: &ShardExpect) -> Result<ShardHeader, ShardError> {
+    use std::io::Read;
+    let io = |source| ShardError::Io { path: path.to_path_buf(), source };
+    let mut file = fs::File::open(path).map_err(io)?;
+    let mut start = [0u8; 12];
+    file.read_exact(&mut start).map_err(|_| ShardError::Invalid { path: path.to_path_buf(), reason: "truncated".into() })?;
+    let mut len = [0u8; 4];
+    len.copy_from_slice(&start[8..12]);
+    let len = (u32::from_le_bytes(len) as usize).min(1 << 20);
+    let mut bytes = start.to_vec();
+    bytes.resize(12 + len, 0);
+    file.read_exact(&mut bytes[12..]).map_err(|_| ShardError::Invalid { path: path.to_path_buf(), reason: "truncated header".into() })?;
+    let (header, _) = split_header(path, &bytes)?;
+    check_header(path, &header, expect)?;
+    let total = file.metadata().map_err(io)?.len();
+    if total != 12 + len as u64 + header.payload_len {
+        return Err(ShardError::Invalid { path: path.to_path_buf(), reason: format!("{total} bytes, header says {}", 12 + len as u64 + header.payload_len) });
+    }
+    Ok(header)
+}
+
+/// Reads a whole shard and checks everything: header, length, checksum, sample count.
+///
+/// # Errors
+/// I/O, a foreign or damaged shard.
+pub fn read_shard(path: &Path, expect: &ShardExpect) -> Result<(ShardHeader, Vec<Sample>), ShardError> {
+    let bytes = fs::read(path).map_err(|source| ShardError::Io { path: path.to_path_buf(), source })?;
+    let invalid = |reason: String| ShardError::Invalid { path: path.to_path_buf(), reason };
+    let (header, payload) = split_header(path, &bytes)?;
+    check_header(path, &header, expect)?;
+    if payload.len() as u64 != header.payload_len {
+        return Err(invalid(format!("payload of {} bytes, header says {}", payload.len(), header.payload_len)));
+    }
+    if fnv1a(payload) != header.checksum {
+        return Err(invalid("checksum mismatch".into()));
+    }
+    let samples: Vec<Sample> = bincode::deserialize(payload).map_err(|e| invalid(format!("bad payload: {e}")))?;
+    if samples.len() as u64 != header.count {
+        return Err(invalid(format!("{} samples, header says {}", samples.len(), header.count)));
+    }
+    Ok((header, samples))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tafl_rules::Game;
+
+    fn header(variant: &str) -> ShardHeader {
+        ShardHeader {
+            format_version: 0,
+            variant: variant.into(),
+            encoding_version: 7,
+            board_size: 7,
+            count: 0,
+            games: 1,
+            model: "m000000".into(),
+            created: 0,
+            payload_len: 0,
+            checksum: 0,
+        }
+    }
+
+    #[test]
+    fn positions_round_trip_through_samples() {
+        for name in ["brandubh", "copenhagen", "copenhagen-13"] {
+            let variant = Variant::preset(name).unwrap();
+            let mut game = Game::new(variant);
+            for _ in 0..6 {
+                let m = game.legal_moves()[3];
+                game.play_unchecked(m);
+            }
+            let s = Sample::of_position(game.position(), 1, 2, 6);
+            assert_eq!(s.position(variant).as_ref(), Some(game.position()), "{name}");
+        }
+    }
+
+    #[test]
+    fn shards_round_trip_and_damage_is_reported() {
+        let dir = std::env::temp_dir().join(format!("tafl-zero-shard-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let variant = Variant::preset("brandubh").unwrap();
+        let mut s = Sample::of_position(&Position::start(variant), 1, 0, 0);
+        s.policy = vec![(3, 0.5), (9, 0.5)];
+        let path = dir.join("a.bin");
+        write_shard(&path, header("brandubh"), &[s.clone(), s.clone()]).unwrap();
+        let expect = ShardExpect { variant: "brandubh".into(), encoding_version: 7 };
+        let (h, samples) = read_shard(&path, &expect).unwrap();
+        assert_eq!((h.count, samples.len()), (2, 2));
+        assert_eq!(samples[1], s);
+        assert_eq!(read_header(&path, &expect).unwrap(), h);
+
+        let foreign = ShardExpect { variant: "tablut".into(), encoding_version: 7 };
+        assert!(read_shard(&path, &foreign).unwrap_err().to_string().contains("tablut"));
+        let mut bytes = fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        fs::write(&path, &bytes).unwrap();
+        let e = read_shard(&path, &expect).unwrap_err().to_string();
+        assert!(e.contains("checksum") && e.contains("a.bin"), "{e}");
+        fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(read_shard(&path, &expect).is_err());
+        assert!(read_header(&path, &expect).is_err());
+        fs::write(&path, b"junk").unwrap();
+        assert!(read_shard(&path, &expect).unwrap_err().to_string().contains("magic"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
