@@ -1,8 +1,14 @@
 //! The `tafl` command: a thin layer that parses arguments, calls the library crates and maps
 //! errors to exit codes (0 success, 1 a check failed, 2 bad input).
 
+mod analyse;
+mod arena;
+mod bench;
+mod engine;
 mod perft;
+mod play;
 mod replay;
+mod train;
 mod variant;
 
 use std::process::ExitCode;
@@ -22,7 +28,13 @@ const EXAMPLES: &str = "Examples:
   tafl show --variant tablut
   tafl show --fen '3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 a'
   tafl replay --json crates/tafl-rules/tests/data/copenhagen-11x11-archive.csv
-  echo 'd1-d3 e5-e2' | tafl replay --format moves -";
+  echo 'd1-d3 e5-e2' | tafl replay --format moves -
+  tafl bench nn --net b6c64 --batches 1,8,64,256
+  tafl engine --protocol htp --player alphabeta:depth=4
+  tafl play --player alphabeta:time=1s --side defenders
+  tafl analyse --player alphabeta:depth=4 --record tafl-game-1700000000.csv
+  tafl train --config configs/smoke.toml --run /tmp/smoke
+  tafl report --run data/runs/default";
 
 #[derive(Subcommand)]
 enum Command {
@@ -32,6 +44,26 @@ enum Command {
     Show(perft::ShowArgs),
     /// Check recorded games: legality, captures and outcome of every ply.
     Replay(replay::ReplayArgs),
+    /// Play a match (`--a`, `--b`) or a round robin (`--players`) and rate the players.
+    Arena(arena::ArenaArgs),
+    /// Throughput of the network (`bench nn`) and of self-play search (`bench mcts`).
+    Bench(bench::BenchArgs),
+    /// Serve a player over HTP, the OpenTafl engine protocol or a UCI-style protocol.
+    Engine(engine::EngineArgs),
+    /// Play against a player in the terminal.
+    Play(play::PlayArgs),
+    /// A player's evaluation and line for a position, or along a recorded game.
+    Analyse(analyse::AnalyseArgs),
+    /// Train by self-play: self-play, optimize, gate, evaluate, resumable (the main job).
+    Train(train::TrainArgs),
+    /// Only self-play into a run directory (workers on other machines too).
+    Selfplay(train::SelfplayArgs),
+    /// Only train one round on a run's newest samples.
+    Optimize(train::OptimizeArgs),
+    /// Only gate the newest model against the best (or `--evaluate` the best).
+    Gate(train::GateArgs),
+    /// Plot a run's metrics into report/ (SVG plots and index.html).
+    Report(train::ReportArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -51,6 +83,16 @@ fn main() -> ExitCode {
         Command::Perft(args) => perft::run(&args),
         Command::Show(args) => perft::show(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Arena(args) => arena::run(&args),
+        Command::Bench(args) => bench::run(&args),
+        Command::Engine(args) => engine::run(&args),
+        Command::Play(args) => play::run(&args),
+        Command::Analyse(args) => analyse::run(&args),
+        Command::Train(args) => train::train(&args),
+        Command::Selfplay(args) => train::selfplay(&args),
+        Command::Optimize(args) => train::optimize(&args),
+        Command::Gate(args) => train::gate(&args),
+        Command::Report(args) => train::report(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

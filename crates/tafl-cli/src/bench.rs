@@ -1,0 +1,277 @@
+//! `tafl bench nn` and `tafl bench mcts`: throughput of the network and of self-play search.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, anyhow};
+use clap::{Args, Subcommand};
+use tafl_nn::bench::{forward_throughput, train_throughput};
+use tafl_nn::evaluator::expected_for;
+use tafl_nn::{INPUT_PLANES, NetEvaluator, TaflNetConfig};
+use tafl_rules::{Game, Variant};
+use tafl_search::SearchParams;
+use tafl_search::mcts::bench::searches_in_flight_with;
+
+use crate::{Failure, bad_input, variant};
+
+const EXAMPLES: &str = "Examples:
+  tafl bench nn --net b6c64 --batches 1,8,64,256 --seconds 5
+  tafl bench nn --blocks 10 --channels 128 --train
+  RAYON_NUM_THREADS=1 tafl bench nn --batches 256
+  tafl bench mcts --net b6c64 --games 256 --visits 32 --seconds 20
+  tafl bench mcts --model data/runs/r1/models/best --cache 100000";
+
+/// Arguments of `tafl bench`.
+#[derive(Args)]
+#[command(after_help = EXAMPLES)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchCommand,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Forward-pass throughput of a randomly initialised net per batch size (and training with
+    /// --train).
+    #[command(after_help = EXAMPLES)]
+    Nn(NnArgs),
+    /// Many MCTS searches in flight (as self-play runs them), one net batch per round.
+    #[command(after_help = EXAMPLES)]
+    Mcts(MctsArgs),
+}
+
+/// Which net to measure.
+#[derive(Args)]
+struct NetArgs {
+    /// Net shape as a name, `b<blocks>c<channels>` (overrides --blocks and --channels).
+    #[arg(long)]
+    net: Option<String>,
+    /// Residual blocks.
+    #[arg(long, default_value_t = 6)]
+    blocks: usize,
+    /// Channels of the trunk.
+    #[arg(long, default_value_t = 64)]
+    channels: usize,
+    /// A preset (copenhagen, copenhagen-13, tablut, brandubh) or a variant TOML file.
+    #[arg(long, default_value = "copenhagen")]
+    variant: String,
+    /// Threads of the CPU backend (default: RAYON_NUM_THREADS, else every core).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct NnArgs {
+    #[command(flatten)]
+    net: NetArgs,
+    /// Batch sizes to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,64,256")]
+    batches: Vec<usize>,
+    /// Seconds per batch size.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// Also measure training steps (forward, backward, optimiser update).
+    #[arg(long)]
+    train: bool,
+    /// Batch size of the training measurement.
+    #[arg(long, default_value_t = 256)]
+    train_batch: usize,
+}
+
+#[derive(Args)]
+struct MctsArgs {
+    #[command(flatten)]
+    net: NetArgs,
+    /// Load this checkpoint instead of a random net of --net's shape.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Games in flight (the net batch is up to one leaf per game).
+    #[arg(long, default_value_t = 256)]
+    games: usize,
+    /// Simulations per move (Gumbel root).
+    #[arg(long, default_value_t = 32)]
+    visits: u32,
+    /// Seconds to run.
+    #[arg(long, default_value_t = 20.0)]
+    seconds: f64,
+    /// Entries of the evaluation cache; 0 for none.
+    #[arg(long, default_value_t = 0)]
+    cache: usize,
+}
+
+/// Runs `tafl bench ...`.
+pub fn run(args: &BenchArgs) -> Result<u8, Failure> {
+    match &args.what {
+        BenchCommand::Nn(a) => nn(a),
+        BenchCommand::Mcts(a) => mcts(a),
+    }
+}
+
+/// `b6c64` → (6, 64).
+fn parse_net_name(name: &str) -> anyhow::Result<(usize, usize)> {
+    let bad = || anyhow!("--net `{name}` is not of the form b<blocks>c<channels>, like b6c64");
+    let rest = name.strip_prefix('b').ok_or_else(bad)?;
+    let (blocks, channels) = rest.split_once('c').ok_or_else(bad)?;
+    let blocks: usize = blocks.parse().map_err(|_| bad())?;
+    let channels: usize = channels.parse().map_err(|_| bad())?;
+    if blocks == 0 || channels == 0 {
+        return Err(bad());
+    }
+    Ok((blocks, channels))
+}
+
+impl NetArgs {
+    fn setup(&self) -> Result<(&'static Variant, TaflNetConfig), Failure> {
+        if let Some(threads) = self.threads {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build_global()
+                .context("setting the number of threads")
+                .map_err(bad_input)?;
+        }
+        let variant = variant::load(&self.variant).map_err(bad_input)?;
+        let (blocks, channels) = match &self.net {
+            Some(name) => parse_net_name(name).map_err(bad_input)?,
+            None => (self.blocks, self.channels),
+        };
+        let config = TaflNetConfig::new(usize::from(variant.size()), INPUT_PLANES, blocks, channels);
+        Ok((variant, config))
+    }
+}
+
+fn describe(config: &TaflNetConfig, variant: &Variant) {
+    let size = config.board_size;
+    println!(
+        "net {} on {} ({size}x{size}, {} input planes, {} policy outputs): {:.1} MFLOP per position",
+        config.name(),
+        variant.name(),
+        config.input_planes,
+        config.policy_len(),
+        config.flops_per_position() as f64 / 1e6,
+    );
+    println!("backend {}, {} threads", tafl_nn::backend::BACKEND_NAME, rayon::current_num_threads());
+}
+
+fn nn(args: &NnArgs) -> Result<u8, Failure> {
+    let (variant, config) = args.net.setup()?;
+    if args.batches.contains(&0) {
+        return Err(bad_input(anyhow!("--batches must be positive")));
+    }
+    describe(&config, variant);
+    let device = tafl_nn::device();
+    println!(
+        "{:>6} {:>8} {:>13} {:>10} {:>9} {:>7}",
+        "batch", "calls", "positions/s", "ms/call", "GFLOP/s", "cores"
+    );
+    for &batch in &args.batches {
+        let usage = CpuUsage::start();
+        let r = forward_throughput(&config, batch, args.seconds, &device);
+        let ms = 1e3 * batch as f64 / r.positions_per_s.max(1e-9);
+        println!(
+            "{:>6} {:>8} {:>13.0} {:>10.2} {:>9.2} {:>7}",
+            r.batch,
+            r.iterations,
+            r.positions_per_s,
+            ms,
+            r.gflops,
+            usage.cores()
+        );
+    }
+    if args.train {
+        let batch = args.train_batch.max(1);
+        let usage = CpuUsage::start();
+        let samples = train_throughput(&config, batch, args.seconds);
+        // A training step costs about three forward passes (forward, two backward products).
+        let gflops = samples * 3.0 * config.flops_per_position() as f64 / 1e9;
+        println!(
+            "train step at batch {batch}: {samples:.0} samples/s (~{gflops:.2} GFLOP/s counting 3x forward), {} cores",
+            usage.cores()
+        );
+    }
+    println!("cores: CPU time of this process over wall time; below the thread count, the machine is busy");
+    Ok(0)
+}
+
+/// CPU time this process used since [`CpuUsage::start`], against wall time: how many cores
+/// it actually got. A shared machine gives a benchmark fewer cores than it has threads.
+struct CpuUsage {
+    wall: Instant,
+    cpu: Option<f64>,
+}
+
+impl CpuUsage {
+    fn start() -> Self {
+        Self { wall: Instant::now(), cpu: process_cpu_seconds() }
+    }
+
+    /// Mean cores used, as text; `?` where the platform does not tell.
+    fn cores(&self) -> String {
+        let wall = self.wall.elapsed().as_secs_f64().max(1e-9);
+        match (self.cpu, process_cpu_seconds()) {
+            (Some(before), Some(now)) => format!("{:.2}", (now - before) / wall),
+            _ => "?".to_owned(),
+        }
+    }
+}
+
+/// User plus system CPU seconds of this process, from `/proc/self/stat` (Linux; `None`
+/// elsewhere). Assumes the usual 100 clock ticks per second.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces), from field 3 on.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
+fn mcts(args: &MctsArgs) -> Result<u8, Failure> {
+    let (variant, config) = args.net.setup()?;
+    let evaluator = match &args.model {
+        Some(dir) => NetEvaluator::load(dir, &expected_for(variant))
+            .with_context(|| format!("loading {}", dir.display()))
+            .map_err(bad_input)?,
+        None => {
+            let device = tafl_nn::device();
+            NetEvaluator::new(config.init(&device), config, device)
+        }
+    }
+    .with_cache(args.cache);
+    describe(evaluator.config(), variant);
+    println!(
+        "{} games in flight, Gumbel root with {} visits per move, {:.0} s, cache {}",
+        args.games.max(1),
+        args.visits,
+        args.seconds,
+        if args.cache == 0 { "off".to_owned() } else { format!("{} entries", args.cache) },
+    );
+    let params = SearchParams::gumbel(args.visits);
+    let usage = CpuUsage::start();
+    let r = searches_in_flight_with(&evaluator, &Game::new(variant), &params, args.games, args.seconds);
+    let cores = usage.cores();
+    println!("{:<26} {:>12.0}", "evaluations/s", r.evaluations_per_s);
+    println!("{:<26} {:>12.0}", "simulations/s", r.simulations_per_s);
+    println!("{:<26} {:>12.1}", "moves/s", r.moves_per_s);
+    println!("{:<26} {:>12.1}", "mean batch", r.mean_batch);
+    println!("{:<26} {:>11.1}%", "time in the net", 100.0 * r.share_of_time_in_evaluator);
+    println!("{:<26} {:>11.1}%", "time in search", 100.0 * (1.0 - r.share_of_time_in_evaluator));
+    println!("{:<26} {:>12}", "cores used", cores);
+    if let Some(stats) = evaluator.cache_stats() {
+        let total = (stats.hits + stats.misses).max(1);
+        println!("{:<26} {:>11.1}%", "cache hits", 100.0 * stats.hits as f64 / total as f64);
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_net_name;
+
+    #[test]
+    fn net_names() {
+        assert_eq!(parse_net_name("b6c64").ok(), Some((6, 64)));
+        assert_eq!(parse_net_name("b10c128").ok(), Some((10, 128)));
+        for bad in ["", "b6", "c64", "b0c64", "bxc64", "6c64", "b6c64x"] {
+            assert!(parse_net_name(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! `tafl play`: a person against any player in the terminal.
+//!
+//! The board is drawn with ANSI colours on a terminal (plain text when the output is not a
+//! terminal, or with `--no-color`), with the last move marked and the dangers tafl sites show:
+//! the king highlighted when three sides of him are closed (one attacker move from capture),
+//! and a warning when the king has an open line to a corner, or can reach a square that sees
+//! two corners (a fork the attackers cannot block twice). Commands: a move (`d1-d4` or `d1d4`),
+//! `moves [SQUARE]`, `undo`, `eval`, `board`, `help`, `quit`. The game is saved in the archive
+//! format (`tafl replay` reads it) when it ends or on `quit`.
+
+use std::fmt::Write as _;
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, anyhow};
+use clap::Args;
+use tafl_rules::{Escape, Game, Move, Outcome, Piece, Position, Side, Square, parse_move, parse_square};
+use tafl_search::Limits;
+
+use crate::engine::{build_player, duration_arg};
+use crate::{Failure, bad_input, variant};
+
+const PLAY_HELP: &str = "Commands during the game:
+  d1-d4 (or d1d4)   play a move
+  moves [SQUARE]    list your legal moves (all, or those of one piece)
+  undo              take back your last move (and the engine's reply)
+  eval              the engine's evaluation and the line it expects
+  board             draw the board again
+  quit              stop (the game is saved)
+
+Examples:
+  tafl play --player alphabeta:depth=4 --side defenders
+  tafl play --player random:seed=1 --no-save
+  tafl play --variant brandubh --player alphabeta:time=2s --save game.csv";
+
+/// Arguments of `tafl play`.
+#[derive(Args)]
+#[command(after_help = PLAY_HELP)]
+pub struct PlayArgs {
+    /// The player you play against.
+    #[arg(long, default_value = "alphabeta:time=1s")]
+    player: String,
+    /// The side you play: attackers or defenders.
+    #[arg(long, default_value = "attackers")]
+    side: String,
+    /// A preset or a variant TOML file.
+    #[arg(long, default_value = "copenhagen")]
+    variant: String,
+    /// Start from this position (FEN) instead of the variant's start.
+    #[arg(long)]
+    fen: Option<String>,
+    /// The longest the engine may think per move (`2s`, `500ms`).
+    #[arg(long)]
+    move_time: Option<String>,
+    /// Plain text, even on a terminal.
+    #[arg(long)]
+    no_color: bool,
+    /// Save the game here (archive format); by default `tafl-game-<time>.csv` here.
+    #[arg(long)]
+    save: Option<PathBuf>,
+    /// Do not save the game.
+    #[arg(long, conflicts_with = "save")]
+    no_save: bool,
+}
+
+/// Colours and marks for the board.
+struct Style {
+    color: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+}
+
+/// Dangers around the king, as tafl sites show them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct KingDanger {
+    /// Three of his four sides are closed (attackers, or the empty throne): one attacker move
+    /// can complete his capture.
+    pub surrounded: bool,
+    /// Corners the king has an open line to.
+    pub sees_corners: Vec<Square>,
+    /// Squares the king can reach in one move from which he would see two corners.
+    pub forks: Vec<Square>,
+}
+
+/// True when every square strictly between `from` and `to` (on one line) is empty, `vacated`
+/// counting as empty.
+fn open_line(position: &Position, from: Square, to: Square, vacated: Option<Square>) -> bool {
+    let Some((dir, dist)) = Move::new(from, to).direction_and_distance() else { return false };
+    let (df, dr) = dir.step();
+    (1..dist as i8).all(|k| {
+        let sq = Square::new((from.file() as i8 + df * k) as u8, (from.rank() as i8 + dr * k) as u8);
+        Some(sq) == vacated || position.piece_at(sq).is_none()
+    })
+}
+
+fn corners(position: &Position) -> Vec<Square> {
+    let last = position.size() - 1;
+    [Square::new(0, 0), Square::new(last, 0), Square::new(0, last), Square::new(last, last)]
+        .into_iter()
+        .filter(|c| position.variant().is_corner(*c))
+        .collect()
+}
+
+/// Corners seen from `from` along open lines (the target corner empty).
+fn corners_seen(position: &Position, from: Square, vacated: Option<Square>) -> Vec<Square> {
+    corners(position)
+        .into_iter()
+        .filter(|c| *c != from && position.piece_at(*c).is_none() && (c.file() == from.file() || c.rank() == from.rank()))
+        .filter(|c| open_line(position, from, *c, vacated))
+        .collect()
+}
+
+/// The dangers around the king in `position`.
+#[must_use]
+pub fn king_danger(position: &Position) -> KingDanger {
+    let Some(king) = position.king() else { return KingDanger::default() };
+    let variant = position.variant();
+    let size = position.size();
+    let last = size - 1;
+    let on_edge = king.file() == 0 || king.rank() == 0 || king.file() == last || king.rank() == last;
+    let mut closed = 0;
+    for (df, dr) in [(0i8, 1i8), (1, 0), (0, -1), (-1, 0)] {
+        let (f, r) = (king.file() as i8 + df, king.rank() as i8 + dr);
+        if f < 0 || r < 0 || f > last as i8 || r > last as i8 {
+            continue;
+        }
+        let sq = Square::new(f as u8, r as u8);
+        match position.piece_at(sq) {
+            Some(Piece::Attacker) => closed += 1,
+            None if variant.is_throne(sq) => closed += 1,
+            _ => {}
+        }
+    }
+    let mut danger = KingDanger { surrounded: !on_edge && closed >= 3, ..KingDanger::default() };
+    if variant.rules().escape == Escape::Corner {
+        danger.sees_corners = corners_seen(position, king, None);
+        for m in position.legal_moves_from(king) {
+            if corners_seen(position, m.to, Some(king)).len() >= 2 {
+                danger.forks.push(m.to);
+            }
+        }
+    }
+    danger
+}
+
+/// Legal king moves (any side to move): helper on positions, without changing who moves.
+trait KingMoves {
+    fn legal_moves_from(&self, from: Square) -> Vec<Move>;
+}
+
+impl KingMoves for Position {
+    fn legal_moves_from(&self, from: Square) -> Vec<Move> {
+        let mut setup = self.to_setup();
+        if let Some(piece) = self.piece_at(from) {
+            setup.side_to_move = piece.side();
+        }
+        let Ok(position) = Position::from_setup(self.variant(), &setup) else { return Vec::new() };
+        position.legal_moves().iter().copied().filter(|m| m.from == from).collect()
+    }
+}
+
+/// The board for people, with colours when `style.color`.
+fn draw(position: &Position, last: Option<Move>, style: &Style, danger: &KingDanger) -> String {
+    let size = position.size();
+    let files: String = (0..size).map(|f| format!(" {}", (b'a' + f) as char)).collect();
+    let mut out = format!("   {files}\n");
+    for rank in (0..size).rev() {
+        let _ = write!(out, "{:>2} ", rank + 1);
+        for file in 0..size {
+            let sq = Square::new(file, rank);
+            let marked = last.is_some_and(|m| m.from == sq || m.to == sq);
+            let (text, code) = match position.piece_at(sq) {
+                Some(Piece::Attacker) => ("X", "1;31"),
+                Some(Piece::Defender) => ("O", "1;37"),
+                Some(Piece::King) if danger.surrounded => ("K", "1;33;41"),
+                Some(Piece::King) => ("K", "1;33"),
+                None if position.variant().is_restricted(sq) => ("+", "2"),
+                None if danger.forks.contains(&sq) => ("!", "1;35"),
+                None => (".", "2"),
+            };
+            let cell = if marked && !style.color { text.to_lowercase() } else { text.to_string() };
+            let cell = if marked { style.paint(&format!("{code};4"), &cell) } else { style.paint(code, &cell) };
+            let _ = write!(out, " {cell}");
+        }
+        let _ = writeln!(out, "  {}", rank + 1);
+    }
+    let _ = writeln!(out, "   {files}");
+    out
+}
+
+fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Attackers => "attackers (X)",
+        Side::Defenders => "defenders (O, K)",
+    }
+}
+
+/// A game with the captures of each ply, for the record.
+struct Session {
+    game: Game,
+    captures: Vec<Vec<Square>>,
+}
+
+impl Session {
+    fn play(&mut self, m: Move) -> Result<(), String> {
+        let played = self.game.play(m).map_err(|e| e.to_string())?;
+        // The record lists captured soldiers only, as `tafl replay` checks them.
+        let mut caps: Vec<Square> = played.captured.to_vec();
+        caps.sort();
+        self.captures.push(caps);
+        Ok(())
+    }
+
+    fn undo(&mut self) -> bool {
+        if self.game.undo().is_some() {
+            self.captures.pop();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The archive line: `moves,attacker_captures,defender_captures,result`.
+    fn archive_line(&self) -> String {
+        let first = self.game.start().side_to_move();
+        let mut by = [0usize; 2];
+        let mut moves = Vec::new();
+        for (i, (m, caps)) in self.game.moves().iter().zip(&self.captures).enumerate() {
+            let mover = if i % 2 == 0 { first } else { first.opponent() };
+            by[usize::from(mover == Side::Defenders)] += caps.len();
+            let mut s = m.to_string();
+            for c in caps {
+                let _ = write!(s, "x{c}");
+            }
+            moves.push(s);
+        }
+        let result = match self.game.outcome() {
+            Outcome::Decided { winner: Side::Attackers, .. } => "Black",
+            Outcome::Decided { winner: Side::Defenders, .. } => "White",
+            Outcome::Draw { .. } => "Draw",
+            Outcome::Ongoing => "Ongoing",
+        };
+        format!("{},{},{},{result}", moves.join(" "), by[0], by[1])
+    }
+}
+
+/// Runs `tafl play` on stdin/stdout.
+pub fn run(args: &PlayArgs) -> Result<u8, Failure> {
+    let stdin = io::stdin();
+    let color = !args.no_color && io::stdout().is_terminal();
+    let mut out = io::stdout();
+    play(args, &mut stdin.lock(), &mut out, color)
+}
+
+fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bool) -> Result<u8, Failure> {
+    let human = match args.side.as_str() {
+        "attackers" | "attacker" | "a" => Side::Attackers,
+        "defenders" | "defender" | "d" => Side::Defenders,
+        s => return Err(bad_input(anyhow!("--side {s}: expected attackers or defenders"))),
+    };
+    let variant = variant::load(&args.variant).map_err(bad_input)?;
+    let start = match &args.fen {
+        Some(fen) => Position::from_fen(variant, fen).map_err(|e| bad_input(anyhow!("--fen: {e}")))?,
+        None => Position::start(variant),
+    };
+    let mut engine = build_player(&args.player, variant)?;
+    let limits = Limits { time: duration_arg("move-time", args.move_time.as_deref())?, ..Limits::default() };
+    let style = Style { color };
+    let mut session = Session { game: Game::from_position(start), captures: Vec::new() };
+    let io_failed = |e: io::Error| Failure { code: 1, error: anyhow!(e) };
+
+    writeln!(out, "You play the {} against {}. Type `help` for commands.", side_name(human), engine.name()).map_err(io_failed)?;
+    show(out, &session, &style).map_err(io_failed)?;
+    let mut line = String::new();
+    loop {
+        if session.game.outcome().is_over() {
+            break;
+        }
+        let to_move = session.game.position().side_to_move();
+        if to_move != human {
+            match engine.choose(&session.game, &limits) {
+                Ok(choice) => {
+                    let value = choice.value.map(|v| format!(" (it thinks {:+.2} for itself)", v)).unwrap_or_default();
+                    session.play(choice.mv).map_err(|e| Failure { code: 1, error: anyhow!("the engine played {}: {e}", choice.mv) })?;
+                    writeln!(out, "{} plays {}{value}", engine.name(), choice.mv).map_err(io_failed)?;
+                    show(out, &session, &style).map_err(io_failed)?;
+                }
+                Err(e) => {
+                    writeln!(out, "the engine failed: {e}").map_err(io_failed)?;
+                    break;
+                }
+            }
+            continue;
+        }
+        write!(out, "{} > ", side_name(human)).map_err(io_failed)?;
+        out.flush().map_err(io_failed)?;
+        line.clear();
+        if input.read_line(&mut line).map_err(io_failed)? == 0 {
+            writeln!(out).map_err(io_failed)?;
+            break;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let size = variant.size();
+        match words.as_slice() {
+            [] => {}
+            ["quit" | "exit" | "q"] => break,
+            ["help" | "?"] => writeln!(out, "{PLAY_HELP}").map_err(io_failed)?,
+            ["board"] => show(out, &session, &style).map_err(io_failed)?,
+            ["moves"] | ["moves", _] => {
+                let from = match words.get(1) {
+                    Some(sq) => match parse_square(sq, size) {
+                        Ok(sq) => Some(sq),
+                        Err(e) => {
+                            writeln!(out, "`{sq}`: {e}").map_err(io_failed)?;
+                            continue;
+                        }
+                    },
+                    None => None,
+                };
+                let moves: Vec<String> =
+                    session.game.legal_moves().iter().filter(|m| from.is_none_or(|f| m.from == f)).map(ToString::to_string).collect();
+                writeln!(out, "{} legal moves: {}", moves.len(), moves.join(" ")).map_err(io_failed)?;
+            }
+            ["undo"] => {
+                // Back to the person's previous turn: the engine's reply, then the person's
+                // move (after undoing a ply, the side to move is the one that made it).
+                let mut undone = 0;
+                while session.undo() {
+                    undone += 1;
+                    if session.game.position().side_to_move() == human {
+                        break;
+                    }
+                }
+                if undone == 0 {
+                    writeln!(out, "nothing to undo").map_err(io_failed)?;
+                } else {
+                    writeln!(out, "took back {undone} {}", if undone == 1 { "ply" } else { "plies" }).map_err(io_failed)?;
+                    show(out, &session, &style).map_err(io_failed)?;
+                }
+            }
+            ["eval"] => match engine.choose(&session.game, &limits) {
+                Ok(choice) => {
+                    let value = choice.value.map_or_else(|| "no evaluation".to_string(), |v| format!("{:+.2} for you", v));
+                    let pv: Vec<String> = choice.pv.iter().map(ToString::to_string).collect();
+                    writeln!(out, "eval: {value}; best {}; line {} (depth {}, {} nodes)", choice.mv, pv.join(" "), choice.depth, choice.nodes)
+                        .map_err(io_failed)?;
+                }
+                Err(e) => writeln!(out, "no evaluation: {e}").map_err(io_failed)?,
+            },
+            [text] => match parse_move(text, size) {
+                Ok(m) => match session.play(m.mv) {
+                    Ok(()) => show(out, &session, &style).map_err(io_failed)?,
+                    Err(e) => writeln!(out, "illegal: {e} (type `moves` for the legal ones)").map_err(io_failed)?,
+                },
+                Err(e) => writeln!(out, "`{text}` is neither a move nor a command ({e}); type `help`").map_err(io_failed)?,
+            },
+            _ => writeln!(out, "unknown command; type `help`").map_err(io_failed)?,
+        }
+    }
+
+    match session.game.outcome() {
+        Outcome::Decided { winner, reason } => {
+            let who = if winner == human { "You win" } else { "You lose" };
+            writeln!(out, "{who}: the {} won ({reason}).", winner.name()).map_err(io_failed)?;
+        }
+        Outcome::Draw { reason } => writeln!(out, "Draw ({reason}).").map_err(io_failed)?,
+        Outcome::Ongoing => writeln!(out, "Game stopped after {} plies.", session.game.ply()).map_err(io_failed)?,
+    }
+    if !args.no_save {
+        let path = args.save.clone().unwrap_or_else(default_save_path);
+        let mut text = String::new();
+        if args.fen.is_some() {
+            let _ = writeln!(text, "# start {}", session.game.start().to_fen());
+        }
+        let _ = writeln!(text, "{}", session.archive_line());
+        std::fs::write(&path, text).with_context(|| format!("saving the game to {}", path.display())).map_err(|e| Failure { code: 1, error: e })?;
+        writeln!(out, "Game saved to {} (archive format; `tafl replay {}` checks it).", path.display(), path.display()).map_err(io_failed)?;
+    }
+    Ok(0)
+}
+
+fn default_save_path() -> PathBuf {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    PathBuf::from(format!("tafl-game-{secs}.csv"))
+}
+
+fn show(out: &mut dyn Write, session: &Session, style: &Style) -> io::Result<()> {
+    let position = session.game.position();
+    let danger = king_danger(position);
+    write!(out, "{}", draw(position, session.game.moves().last().copied(), style, &danger))?;
+    let mut notes = Vec::new();
+    if danger.surrounded {
+        notes.push(style.paint("1;31", "the king is closed in on three sides: one attacker move can capture him"));
+    }
+    for c in &danger.sees_corners {
+        notes.push(style.paint("1;35", &format!("the king has an open line to the corner {c}")));
+    }
+    for sq in &danger.forks {
+        notes.push(style.paint("1;35", &format!("the king can reach {sq}, which sees two corners")));
+    }
+    for n in notes {
+        writeln!(out, "  ! {n}")?;
+    }
+    if !session.game.outcome().is_over() {
+        writeln!(out, "{} to move (ply {})", side_name(position.side_to_move()), session.game.ply() + 1)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tafl_rules::Variant;
+
+    #[test]
+    fn sees_corners_and_forks() {
+        let v = Variant::copenhagen();
+        // The king on c3 alone: open lines to a... no, c3 sees no corner; from c1 he sees a1 and k1.
+        let p = Position::from_fen(v, "11/11/11/11/11/11/11/11/2k8/11/11 a").unwrap();
+        let d = king_danger(&p);
+        assert!(d.sees_corners.is_empty());
+        assert!(d.forks.contains(&Square::new(2, 0)), "{d:?}");
+        let p = Position::from_fen(v, "11/11/11/11/11/11/11/11/11/11/2k8 a").unwrap();
+        assert_eq!(king_danger(&p).sees_corners.len(), 2);
+    }
+
+    #[test]
+    fn colours_only_when_asked() {
+        let p = Position::start(Variant::copenhagen());
+        let m = Some(Move::new(Square::new(3, 0), Square::new(3, 3)));
+        let danger = king_danger(&p);
+        assert!(draw(&p, m, &Style { color: true }, &danger).contains("\x1b[1;31m"));
+        let plain = draw(&p, m, &Style { color: false }, &danger);
+        assert!(!plain.contains('\x1b'));
+        assert!(plain.contains(" 1  + . . x X X X X . . +  1"), "{plain}");
+    }
+
+    #[test]
+    fn three_closed_sides_are_danger() {
+        let v = Variant::copenhagen();
+        let p = Position::from_fen(v, "11/11/11/11/3a7/2aka6/11/11/11/11/11 d").unwrap();
+        assert!(king_danger(&p).surrounded);
+        let p = Position::from_fen(v, "11/11/11/11/11/2aka6/11/11/11/11/11 d").unwrap();
+        assert!(!king_danger(&p).surrounded);
+    }
+}

@@ -1,0 +1,266 @@
+//! `tafl train`, `tafl selfplay`, `tafl optimize`, `tafl gate` and `tafl report`: the training
+//! pipeline of `tafl-zero` behind progress bars.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, anyhow};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tafl_zero::config::DEFAULT_CONFIG;
+use tafl_zero::{Observer, Run, RunConfig, TrainLimits};
+
+use crate::{Failure, bad_input};
+
+const TRAIN_HELP: &str = "The run directory (default data/runs/default):
+  config.toml  models/<id>/  models/best  selfplay/<model>/*.bin,*.csv  arena/  logs/metrics.jsonl  report/
+
+Kill it at any moment (even kill -9) and start it again: it resumes from the files.
+Several `tafl selfplay --run DIR` processes (other machines too) may feed the same run.
+
+Examples:
+  tafl train                                   # configs/cpu.toml into data/runs/default
+  tafl train --config configs/smoke.toml --run /tmp/smoke
+  tafl train --config configs/cpu.toml --run data/runs/cph --hours 8
+  tafl train --config configs/cpu.toml --variant tablut --run data/runs/tablut
+  tafl selfplay --run data/runs/cph --games 200
+  tafl optimize --run data/runs/cph
+  tafl gate --run data/runs/cph
+  tafl report --run data/runs/cph";
+
+/// Where the run is and which config it uses.
+#[derive(Args, Clone)]
+pub struct RunArgs {
+    /// The run config (TOML; see configs/README.md). Default: the run's own config.toml, or
+    /// configs/cpu.toml (built in) for a new run.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The run directory.
+    #[arg(long, default_value = "data/runs/default")]
+    run: PathBuf,
+    /// Play this variant instead of the config's: a preset or a variant TOML file.
+    #[arg(long)]
+    variant: Option<String>,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Arguments of `tafl train`.
+#[derive(Args)]
+#[command(after_help = TRAIN_HELP)]
+pub struct TrainArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Stop once the run has this many iterations (trained models) in all; 0 runs forever.
+    #[arg(long)]
+    iterations: Option<u32>,
+    /// Stop after this many hours.
+    #[arg(long)]
+    hours: Option<f64>,
+}
+
+/// Arguments of `tafl selfplay`.
+#[derive(Args)]
+#[command(after_help = TRAIN_HELP)]
+pub struct SelfplayArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Games to play (default: until killed), with the best model, reloaded between chunks.
+    #[arg(long)]
+    games: Option<u64>,
+}
+
+/// Arguments of `tafl optimize`.
+#[derive(Args)]
+#[command(after_help = TRAIN_HELP)]
+pub struct OptimizeArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Train a round even when fewer than games-per-iteration new games are on disk.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Arguments of `tafl gate`.
+#[derive(Args)]
+#[command(after_help = TRAIN_HELP)]
+pub struct GateArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// The candidate model id (default: the newest model).
+    #[arg(long)]
+    candidate: Option<String>,
+    /// Instead of gating, evaluate the best model (or --candidate) against the ladder.
+    #[arg(long)]
+    evaluate: bool,
+}
+
+/// Arguments of `tafl report`.
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The run directory.
+    #[arg(long, default_value = "data/runs/default")]
+    run: PathBuf,
+}
+
+/// Progress bars and log lines on standard error.
+struct Bars {
+    quiet: bool,
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl Bars {
+    fn new(quiet: bool) -> Bars {
+        Bars { quiet, bar: Mutex::new(None) }
+    }
+    fn with_bar(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
+        let mut bar = self.bar.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut bar);
+    }
+}
+
+impl Observer for Bars {
+    fn stage(&self, name: &str, total: u64, unit: &str) {
+        if self.quiet {
+            return;
+        }
+        let bar = ProgressBar::new(total);
+        let template = format!("{{prefix:.bold}} {{bar:25}} {{pos}}/{{len}} {unit} [{{elapsed_precise}}<{{eta}}] {{msg}}");
+        bar.set_style(ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+        bar.set_prefix(name.to_string());
+        self.with_bar(|b| {
+            if let Some(old) = b.replace(bar) {
+                old.finish_and_clear();
+            }
+        });
+    }
+    fn progress(&self, done: u64, message: &str) {
+        self.with_bar(|b| {
+            if let Some(bar) = b {
+                bar.set_position(done);
+                bar.set_message(message.to_string());
+            }
+        });
+    }
+    fn finish(&self) {
+        self.with_bar(|b| {
+            if let Some(bar) = b.take() {
+                bar.finish_and_clear();
+            }
+        });
+    }
+    fn info(&self, line: &str) {
+        let mut printed = false;
+        self.with_bar(|b| {
+            if let Some(bar) = b {
+                bar.println(line);
+                printed = true;
+            }
+        });
+        if !printed {
+            eprintln!("{line}");
+        }
+    }
+    fn warn(&self, line: &str) {
+        self.info(&format!("warning: {line}"));
+    }
+}
+
+fn git_revision() -> Option<String> {
+    let out = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|s| !s.is_empty())
+}
+
+/// Opens the run with the config the arguments name.
+fn open(args: &RunArgs) -> Result<Run, Failure> {
+    let given = match &args.config {
+        Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?),
+        None => None,
+    };
+    let mut text = given.clone();
+    if let Some(variant) = &args.variant {
+        let base = match &given {
+            Some(t) => t.clone(),
+            None => std::fs::read_to_string(args.run.join("config.toml")).unwrap_or_else(|_| DEFAULT_CONFIG.to_string()),
+        };
+        let mut config = RunConfig::from_toml(&base).map_err(bad_input)?;
+        config.run.variant.clone_from(variant);
+        text = Some(config.to_toml());
+    }
+    let fresh = !args.run.join("config.toml").exists();
+    if let Some(t) = &mut text
+        && fresh
+        && let Some(rev) = git_revision()
+    {
+        *t = format!("# git revision: {rev}\n{t}");
+    }
+    if text.is_none() && fresh {
+        let mut t = DEFAULT_CONFIG.to_string();
+        if let Some(rev) = git_revision() {
+            t = format!("# git revision: {rev}\n{t}");
+        }
+        text = Some(t);
+    }
+    let base: Option<&Path> = args.config.as_deref().and_then(Path::parent);
+    Run::open(&args.run, text.as_deref(), base).map_err(|e| match e {
+        tafl_zero::ZeroError::Config(_) => bad_input(anyhow!("{}: {e}", args.config.as_deref().unwrap_or(&args.run.join("config.toml")).display())),
+        e => Failure { code: 1, error: e.into() },
+    })
+}
+
+fn failed(e: tafl_zero::ZeroError) -> Failure {
+    Failure { code: 1, error: e.into() }
+}
+
+/// `tafl train`.
+pub fn train(args: &TrainArgs) -> Result<u8, Failure> {
+    let run = open(&args.run)?;
+    let bars = Bars::new(args.run.quiet);
+    run.train(TrainLimits { iterations: args.iterations, hours: args.hours }, &bars).map_err(failed)?;
+    Ok(0)
+}
+
+/// `tafl selfplay`.
+pub fn selfplay(args: &SelfplayArgs) -> Result<u8, Failure> {
+    let run = open(&args.run)?;
+    let bars = Bars::new(args.run.quiet);
+    run.selfplay_loop(args.games, &bars).map_err(failed)?;
+    Ok(0)
+}
+
+/// `tafl optimize`.
+pub fn optimize(args: &OptimizeArgs) -> Result<u8, Failure> {
+    let run = open(&args.run)?;
+    let bars = Bars::new(args.run.quiet);
+    if run.optimize(&bars, args.force).map_err(failed)?.is_none() {
+        bars.info(&format!(
+            "nothing to train: fewer than {} new games since the newest model (use --force)",
+            run.config.selfplay.games_per_iteration
+        ));
+    }
+    Ok(0)
+}
+
+/// `tafl gate`.
+pub fn gate(args: &GateArgs) -> Result<u8, Failure> {
+    let run = open(&args.run)?;
+    let bars = Bars::new(args.run.quiet);
+    if args.evaluate {
+        run.evaluate(args.candidate.as_deref(), &bars).map_err(failed)?;
+    } else if run.gate(args.candidate.as_deref(), &bars).map_err(failed)?.is_none() {
+        bars.info("no model to gate");
+    }
+    Ok(0)
+}
+
+/// `tafl report`.
+pub fn report(args: &ReportArgs) -> Result<u8, Failure> {
+    if !args.run.join("logs").is_dir() {
+        return Err(bad_input(anyhow!("{} is not a run directory (no logs/)", args.run.display())));
+    }
+    let run = tafl_zero::RunDir::open(&args.run).map_err(failed)?;
+    let index = tafl_zero::report::render(&run).map_err(failed)?;
+    println!("{}", index.display());
+    Ok(0)
+}

@@ -1,0 +1,111 @@
+//! `tafl train` end to end with configs/smoke.toml: killed with SIGKILL part-way, restarted,
+//! it completes, and every shard and model of the run loads.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tafl_rules::Variant;
+use tafl_zero::RunDir;
+use tafl_zero::shard::{ShardExpect, read_shard};
+
+const SMOKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/smoke.toml");
+
+fn tafl() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tafl"))
+}
+
+fn temp_run(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tafl-train-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_with(&path, ext));
+        } else if path.extension().is_some_and(|e| e == ext) && !entry.file_name().to_string_lossy().starts_with('.') {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn train_survives_kill_9_and_completes() {
+    let run = temp_run("kill");
+    let args = ["train", "--config", SMOKE, "--run", run.to_str().unwrap(), "--quiet"];
+
+    // Kill it mid-way (self-play or training), twice at different moments; the whole smoke
+    // run takes about 10-20 s on 2 cores.
+    for seconds in [2, 4] {
+        let mut child = tafl().args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_secs(seconds));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+    }
+
+    let started = Instant::now();
+    let out = tafl().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "restart failed: {stderr}");
+    assert!(stderr.contains("done: 2 iterations"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(600));
+
+    // Every shard and every model loads; best names one of them.
+    let variant = Variant::preset("brandubh").unwrap();
+    let expect = ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let shards = files_with(&run.join("selfplay"), "bin");
+    assert!(!shards.is_empty());
+    for shard in &shards {
+        let (header, samples) = read_shard(shard, &expect).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(header.count as usize, samples.len());
+        assert!(samples.iter().all(|s| s.position(variant).is_some()));
+    }
+    let dir = RunDir::open(&run).unwrap();
+    let models = dir.models();
+    assert!(models.len() >= 3, "{models:?}");
+    let expected = tafl_nn::evaluator::expected_for(variant);
+    for id in &models {
+        tafl_nn::checkpoint::load(&dir.model_dir(id), &expected, &tafl_nn::device()).unwrap_or_else(|e| panic!("{id}: {e}"));
+    }
+    assert!(models.contains(&dir.best_model().unwrap()));
+    assert!(dir.arena_result("gate-m000002.json").is_some());
+
+    // The self-play records are archive lines that `tafl replay` accepts.
+    let records = files_with(&run.join("selfplay"), "csv");
+    assert!(!records.is_empty());
+    let replay = tafl().args(["replay", "--variant", "brandubh", records[0].to_str().unwrap()]).output().unwrap();
+    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stdout));
+
+    // Restarting with the same config keeps the one config.toml.
+    let copies = std::fs::read_dir(&run).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("config-")).count();
+    assert_eq!(copies, 0);
+
+    // A finished run restarted has nothing left to do.
+    let again = tafl().args(args).output().unwrap();
+    assert!(again.status.success());
+    assert_eq!(dir.models(), models);
+
+    let report = tafl().args(["report", "--run", run.to_str().unwrap()]).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(run.join("report/index.html").is_file());
+    assert!(run.join("report/losses.svg").is_file());
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn unknown_config_keys_are_named() {
+    let run = temp_run("badkey");
+    std::fs::create_dir_all(&run).unwrap();
+    let config = run.join("bad.toml");
+    std::fs::write(&config, "[selfplay]\ngames-in-flite = 3\n").unwrap();
+    let out = tafl().args(["train", "--config", config.to_str().unwrap(), "--run", run.join("r").to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("games-in-flite"));
+    let _ = std::fs::remove_dir_all(&run);
+}
