@@ -154,7 +154,15 @@ impl Distribution {
     }
 
     fn estimate(&self) -> EloEstimate {
-        let stderr = if self.n == 0.0 { f64::INFINITY } else { (self.variance / self.n).sqrt() };
+        // Every sample equal at an interior score (say five pairs of one win and one draw): the
+        // sample variance is zero but the true one is not known. Fall back to the variance of a
+        // single game with that expected score rather than report a zero-width interval.
+        let variance = if self.variance == 0.0 && self.mean > 0.0 && self.mean < 1.0 {
+            self.mean * (1.0 - self.mean)
+        } else {
+            self.variance
+        };
+        let stderr = if self.n == 0.0 { f64::INFINITY } else { (variance / self.n).sqrt() };
         let mut lower = (self.mean - Z95 * stderr).max(0.0);
         let mut upper = (self.mean + Z95 * stderr).min(1.0);
         // Every sample at an end (all won or all lost): the normal interval collapses to a
@@ -449,6 +457,13 @@ mod tests {
         // Pairs: a strong player is accepted, a weak one rejected.
         assert_eq!(sprt.status(sprt.llr_pentanomial(&Pentanomial([2, 10, 30, 60, 48]))).decision, SprtDecision::AcceptH1);
         assert_eq!(sprt.status(sprt.llr_pentanomial(&Pentanomial([60, 80, 60, 30, 10]))).decision, SprtDecision::AcceptH0);
+    }
+
+    #[test]
+    fn identical_pairs_do_not_give_a_zero_width_interval() {
+        let e = EloEstimate::pentanomial(&Pentanomial([0, 0, 0, 5, 0]));
+        assert!((e.elo - elo_from_score(0.75)).abs() < 1e-9);
+        assert!(e.lower < e.elo - 50.0 && e.upper > e.elo + 50.0, "{e}");
     }
 
     #[test]
