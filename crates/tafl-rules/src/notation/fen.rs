@@ -4,9 +4,10 @@
 //! `3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 a`.
 
 use super::ParseError;
+use super::ranks::{FEN, parse_rank, write_rank};
 use crate::position::Position;
 use crate::setup::Setup;
-use crate::square::{Piece, Side, Square, MAX_SIZE};
+use crate::square::{MAX_SIZE, Side};
 use crate::variant::Variant;
 
 impl Setup {
@@ -32,7 +33,7 @@ impl Setup {
         let mut column = 1;
         for (row, rank_text) in ranks.iter().enumerate() {
             let rank = (size - 1 - row) as u8;
-            parse_rank(rank_text, rank, &mut setup, column)?;
+            parse_rank(rank_text, rank, &mut setup, column, &FEN)?;
             column += rank_text.len() + 1;
         }
         Ok(setup)
@@ -43,26 +44,7 @@ impl Setup {
     pub fn to_fen(&self) -> String {
         let mut out = String::new();
         for rank in (0..self.size).rev() {
-            let mut empty = 0;
-            for file in 0..self.size {
-                match self.get(Square::new(file, rank)) {
-                    None => empty += 1,
-                    Some(p) => {
-                        if empty > 0 {
-                            out.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        out.push(match p {
-                            Piece::Attacker => 'a',
-                            Piece::Defender => 'd',
-                            Piece::King => 'k',
-                        });
-                    }
-                }
-            }
-            if empty > 0 {
-                out.push_str(&empty.to_string());
-            }
+            write_rank(self, rank, &FEN, &mut out);
             if rank > 0 {
                 out.push('/');
             }
@@ -71,45 +53,6 @@ impl Setup {
         out.push(if self.side_to_move == Side::Attackers { 'a' } else { 'd' });
         out
     }
-}
-
-fn parse_rank(text: &str, rank: u8, setup: &mut Setup, column: usize) -> Result<(), ParseError> {
-    let size = setup.size;
-    let mut file: usize = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let col = column + i;
-        let piece = match c {
-            'a' => Some(Piece::Attacker),
-            'd' => Some(Piece::Defender),
-            'k' => Some(Piece::King),
-            '0'..='9' => {
-                let mut run = c as usize - '0' as usize;
-                while let Some(&(_, d @ '0'..='9')) = chars.peek() {
-                    run = run * 10 + (d as usize - '0' as usize);
-                    chars.next();
-                }
-                if run == 0 {
-                    return Err(ParseError::at(col, "an empty run cannot be 0"));
-                }
-                file += run;
-                if file > size as usize {
-                    return Err(ParseError::at(col, format!("rank {} has more than {size} squares", rank + 1)));
-                }
-                continue;
-            }
-            _ => return Err(ParseError::at(col, format!("unexpected `{c}` (use a, d, k or a digit)"))),
-        };
-        if file >= size as usize {
-            return Err(ParseError::at(col, format!("rank {} has more than {size} squares", rank + 1)));
-        }
-        setup.set(Square::new(file as u8, rank), piece);
-        file += 1;
-    }
-    if file != size as usize {
-        return Err(ParseError::at(column + text.len(), format!("rank {} has {file} squares, expected {size}", rank + 1)));
-    }
-    Ok(())
 }
 
 impl Position {

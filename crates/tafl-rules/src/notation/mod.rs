@@ -4,6 +4,7 @@
 mod board;
 mod fen;
 mod opentafl;
+mod ranks;
 mod record;
 
 pub use record::{ArchiveGame, RecordedPly, parse_archive_line, parse_move_list};

@@ -2,9 +2,10 @@
 //! attacker, `T` defender, `K` king, digits for runs of empty squares.
 
 use super::ParseError;
+use super::ranks::{OPENTAFL, parse_rank, write_rank};
 use crate::position::Position;
 use crate::setup::Setup;
-use crate::square::{Piece, Side, Square, MAX_SIZE};
+use crate::square::{MAX_SIZE, Side};
 use crate::variant::Variant;
 
 impl Setup {
@@ -24,37 +25,7 @@ impl Setup {
         let mut setup = Setup::empty(size as u8, side_to_move);
         let mut column = 2;
         for (rank, rank_text) in ranks.iter().enumerate() {
-            let mut file = 0usize;
-            let mut chars = rank_text.char_indices().peekable();
-            while let Some((i, c)) = chars.next() {
-                let col = column + i;
-                let piece = match c {
-                    't' => Piece::Attacker,
-                    'T' => Piece::Defender,
-                    'K' => Piece::King,
-                    '0'..='9' => {
-                        let mut run = c as usize - '0' as usize;
-                        while let Some(&(_, d @ '0'..='9')) = chars.peek() {
-                            run = run * 10 + (d as usize - '0' as usize);
-                            chars.next();
-                        }
-                        file += run;
-                        if run == 0 || file > size {
-                            return Err(ParseError::at(col, format!("bad run of empty squares on rank {}", rank + 1)));
-                        }
-                        continue;
-                    }
-                    _ => return Err(ParseError::at(col, format!("unexpected `{c}` (use t, T, K or a digit)"))),
-                };
-                if file >= size {
-                    return Err(ParseError::at(col, format!("rank {} has more than {size} squares", rank + 1)));
-                }
-                setup.set(Square::new(file as u8, rank as u8), Some(piece));
-                file += 1;
-            }
-            if file != size {
-                return Err(ParseError::at(column + rank_text.len(), format!("rank {} has {file} squares, expected {size}", rank + 1)));
-            }
+            parse_rank(rank_text, rank as u8, &mut setup, column, &OPENTAFL)?;
             column += rank_text.len() + 1;
         }
         Ok(setup)
@@ -65,26 +36,7 @@ impl Setup {
     pub fn to_opentafl(&self) -> String {
         let mut out = String::from("/");
         for rank in 0..self.size {
-            let mut empty = 0;
-            for file in 0..self.size {
-                match self.get(Square::new(file, rank)) {
-                    None => empty += 1,
-                    Some(p) => {
-                        if empty > 0 {
-                            out.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        out.push(match p {
-                            Piece::Attacker => 't',
-                            Piece::Defender => 'T',
-                            Piece::King => 'K',
-                        });
-                    }
-                }
-            }
-            if empty > 0 {
-                out.push_str(&empty.to_string());
-            }
+            write_rank(self, rank, &OPENTAFL, &mut out);
             out.push('/');
         }
         out
