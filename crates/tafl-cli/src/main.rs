@@ -5,6 +5,7 @@ mod analyse;
 mod arena;
 mod bench;
 mod engine;
+mod export;
 mod perft;
 mod play;
 mod replay;
@@ -34,7 +35,8 @@ const EXAMPLES: &str = "Examples:
   tafl play --player alphabeta:time=1s --side defenders
   tafl analyse --player alphabeta:depth=4 --record tafl-game-1700000000.csv
   tafl train --config configs/smoke.toml --run /tmp/smoke
-  tafl report --run data/runs/default";
+  tafl report --run data/runs/default
+  tafl export --run data/runs/default --out players/best && tafl engine --player players/best";
 
 #[derive(Subcommand)]
 enum Command {
@@ -64,6 +66,8 @@ enum Command {
     Gate(train::GateArgs),
     /// Plot a run's metrics into report/ (SVG plots and index.html).
     Report(train::ReportArgs),
+    /// Write a self-contained player bundle (weights + search settings) from a run.
+    Export(export::ExportArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         Command::Optimize(args) => train::optimize(&args),
         Command::Gate(args) => train::gate(&args),
         Command::Report(args) => train::report(&args),
+        Command::Export(args) => export::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

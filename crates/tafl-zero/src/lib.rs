@@ -13,10 +13,12 @@
 //! * [`gate`] and [`evaluate`]: candidate against best; best against a ladder.
 //! * [`pipeline`]: `train`: the stages in a loop, resumable at any point.
 //! * [`players`]: player specs with a network (`mcts:model=PATH,visits=200`) for the arena.
+//! * [`export`]: self-contained player bundles (`tafl export`), usable as player specs.
 //! * [`report`]: SVG plots and an index.html from `logs/metrics.jsonl`.
 
 pub mod config;
 pub mod evaluate;
+pub mod export;
 pub mod gate;
 pub mod optimize;
 pub mod pipeline;

@@ -44,6 +44,9 @@ pub fn resolve_model(path: &Path) -> PathBuf {
     if path.join("meta.json").is_file() {
         return path.to_path_buf();
     }
+    if crate::export::is_bundle(path) {
+        return path.join(crate::export::WEIGHTS);
+    }
     if path.join("models").is_dir()
         && let Ok(run) = crate::rundir::RunDir::open(path)
         && let Some(best) = run.best_model()
@@ -117,6 +120,8 @@ impl PlayerFactory for ZeroFactory {
     fn build(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
         match spec.kind.as_str() {
             "mcts" => self.mcts(spec, game_seed),
+            // A player bundle directory (`tafl export`), with `mcts` keys as overrides.
+            kind if crate::export::is_bundle(Path::new(kind)) => crate::export::bundle_player(self, self.variant, Path::new(kind), spec, game_seed),
             _ => builtin_player(spec, game_seed).map_err(|e| match e {
                 SpecError::UnknownKind { kind, .. } => SpecError::UnknownKind { kind, known: KINDS.into() },
                 e => e,

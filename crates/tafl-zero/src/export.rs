@@ -1,0 +1,466 @@
+//! Player bundles: a trained model and its search settings in one self-contained directory.
+//!
+//! ```text
+//! <bundle>/player.toml   variant, encoding version, net, search settings (BundleManifest)
+//! <bundle>/weights/      the checkpoint (weights.bpk, config.json, meta.json), no optimiser state
+//! <bundle>/README.md     how to run it
+//! ```
+//!
+//! [`export`] writes a bundle from a run directory, into a temporary directory beside the
+//! target that is renamed into place. A bundle directory is a player spec of its own
+//! (`tafl engine --player DIR`): [`crate::ZeroFactory`] builds an MCTS player from it, and takes
+//! the keys of an `mcts` spec as overrides (`DIR:visits=800`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tafl_arena::spec::parse_duration;
+use tafl_arena::{PlayerSpec, SpecError};
+use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
+use tafl_rules::{Game, Variant};
+use tafl_search::{Limits, MctsPlayer, MoveChoice, Player, PlayerError, SearchParams};
+
+use crate::ZeroError;
+use crate::players::ZeroFactory;
+use crate::rundir::{ModelInfo, RunDir};
+
+/// The bundle's settings file.
+pub const MANIFEST: &str = "player.toml";
+/// The bundle's checkpoint directory.
+pub const WEIGHTS: &str = "weights";
+/// Version of the bundle layout this build writes and reads.
+pub const BUNDLE_FORMAT: u32 = 1;
+
+/// The checkpoint files a bundle copies (the optimiser state is left out).
+const CHECKPOINT_FILES: [&str; 2] = ["weights.bpk", "config.json"];
+
+/// Contents of `player.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleManifest {
+    /// Layout version ([`BUNDLE_FORMAT`]).
+    pub format_version: u32,
+    /// The game variant the net plays.
+    pub variant: String,
+    /// The input encoding version the net was trained on.
+    pub encoding_version: u32,
+    /// The net's shape.
+    pub net: BundleNet,
+    /// How the player searches.
+    pub search: BundleSearch,
+    /// Where the model came from (informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<BundleSource>,
+}
+
+/// `[net]` of `player.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleNet {
+    /// Short name, like `b6c64`.
+    pub name: String,
+    /// Side of the board.
+    pub board_size: usize,
+    /// Input planes.
+    pub input_planes: usize,
+    /// Residual blocks.
+    pub blocks: usize,
+    /// Trunk channels.
+    pub channels: usize,
+}
+
+/// `[search]` of `player.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleSearch {
+    /// Visits per move.
+    pub visits: u32,
+    /// Longest time per move when the caller gives none (`1s`, `500ms`); absent: visits only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_per_move: Option<String>,
+    /// Gumbel root search (true) or PUCT (false).
+    pub gumbel: bool,
+    /// Leaves gathered per network call.
+    #[serde(default = "default_batch")]
+    pub batch: usize,
+}
+
+fn default_batch() -> usize {
+    8
+}
+
+/// `[source]` of `player.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleSource {
+    /// The run directory exported from.
+    pub run: String,
+    /// The model's id.
+    pub model: String,
+    /// The model's training iteration.
+    #[serde(default)]
+    pub iteration: u32,
+    /// Training steps over the model's ancestry.
+    #[serde(default)]
+    pub steps_total: u64,
+    /// Seconds since the Unix epoch when exported.
+    #[serde(default)]
+    pub exported: f64,
+}
+
+impl BundleSearch {
+    /// The time per move, parsed.
+    ///
+    /// # Errors
+    /// Not a duration (the message names the key).
+    pub fn time(&self) -> Result<Option<Duration>, String> {
+        self.time_per_move
+            .as_deref()
+            .map(|t| parse_duration(t).ok_or_else(|| format!("search.time_per_move = {t:?}: expected a duration such as 1s or 500ms")))
+            .transpose()
+    }
+}
+
+/// What [`export`] writes besides the weights.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// `best` (or `None`) for the run's best model, else a model id (`m000012`).
+    pub model: Option<String>,
+    /// Visits per move.
+    pub visits: u32,
+    /// Longest time per move; `None`: visits only.
+    pub time_per_move: Option<Duration>,
+    /// Gumbel root search.
+    pub gumbel: bool,
+    /// Leaves per network call.
+    pub batch: usize,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions { model: None, visits: 200, time_per_move: Some(Duration::from_secs(1)), gumbel: true, batch: 8 }
+    }
+}
+
+/// What [`export`] wrote.
+#[derive(Clone, Debug)]
+pub struct ExportReport {
+    /// The bundle directory.
+    pub out: PathBuf,
+    /// The model exported.
+    pub model: String,
+    /// Its `player.toml`.
+    pub manifest: BundleManifest,
+}
+
+/// `1s`, `1500ms`: a duration as [`parse_duration`] reads it back.
+#[must_use]
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) { format!("{}s", ms / 1000) } else { format!("{ms}ms") }
+}
+
+/// True when `path` is a bundle directory (it holds `player.toml`).
+#[must_use]
+pub fn is_bundle(path: &Path) -> bool {
+    path.join(MANIFEST).is_file()
+}
+
+fn other(message: String) -> ZeroError {
+    ZeroError::Other(message)
+}
+
+fn temp_sibling(dir: &Path) -> PathBuf {
+    let name = dir.file_name().map_or_else(|| "bundle".into(), |n| n.to_string_lossy());
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    dir.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()))
+}
+
+/// Writes a player bundle of a model of the run at `run_dir` into the new directory `out`.
+///
+/// # Errors
+/// `out` exists; `run_dir` is not a run directory or has no such model; the checkpoint does
+/// not read or load; I/O errors. On error nothing is left at `out`.
+pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<ExportReport, ZeroError> {
+    if out.exists() || out.symlink_metadata().is_ok() {
+        return Err(other(format!("{} already exists: export never overwrites; choose another --out or remove it", out.display())));
+    }
+    if !run_dir.join("models").is_dir() {
+        return Err(other(format!("{} is not a run directory (no models/ folder)", run_dir.display())));
+    }
+    let run = RunDir::open(run_dir)?;
+    let models = run.models();
+    let id = match options.model.as_deref() {
+        None | Some("best") => run.best_model().ok_or_else(|| other(format!("{}: no complete model to export", run.models_dir().display())))?,
+        Some(id) if models.iter().any(|m| m == id) => id.to_string(),
+        Some(id) => {
+            return Err(other(format!(
+                "{}: no complete model `{id}` (models: {})",
+                run.models_dir().display(),
+                if models.is_empty() { "none".to_string() } else { models.join(", ") }
+            )));
+        }
+    };
+    let model_dir = run.model_dir(&id);
+    let meta_path = model_dir.join("meta.json");
+    let text = fs::read_to_string(&meta_path).map_err(|e| ZeroError::io(&meta_path, e))?;
+    let meta: CheckpointMeta = serde_json::from_str(&text).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
+    if meta.encoding_version != tafl_nn::ENCODING_VERSION {
+        return Err(other(format!(
+            "{}: encoding_version {} but this build plays encoding {}; the bundle would not load",
+            meta_path.display(),
+            meta.encoding_version,
+            tafl_nn::ENCODING_VERSION
+        )));
+    }
+    let expected = Expected { variant: meta.variant.clone(), encoding_version: meta.encoding_version };
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(|e| ZeroError::io(parent, e))?;
+    }
+    let temp = temp_sibling(out);
+    fs::create_dir_all(temp.join(WEIGHTS)).map_err(|e| ZeroError::io(&temp, e))?;
+    let result = write_bundle(&temp, &run, &id, &meta, &expected, options).and_then(|manifest| {
+        if out.exists() {
+            return Err(other(format!("{} already exists: export never overwrites", out.display())));
+        }
+        fs::rename(&temp, out).map_err(|e| ZeroError::io(out, e))?;
+        Ok(manifest)
+    });
+    match result {
+        Ok(manifest) => Ok(ExportReport { out: out.to_path_buf(), model: id, manifest }),
+        Err(e) => {
+            let _ = fs::remove_dir_all(&temp);
+            Err(e)
+        }
+    }
+}
+
+fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expected: &Expected, options: &ExportOptions) -> Result<BundleManifest, ZeroError> {
+    let model_dir = run.model_dir(id);
+    let weights = temp.join(WEIGHTS);
+    for name in CHECKPOINT_FILES {
+        let from = model_dir.join(name);
+        fs::copy(&from, weights.join(name)).map_err(|e| ZeroError::io(&from, e))?;
+    }
+    let mut meta = meta.clone();
+    meta.optimizer = None;
+    let meta_path = weights.join("meta.json");
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
+    fs::write(&meta_path, text).map_err(|e| ZeroError::io(&meta_path, e))?;
+    // Load the copy: the weights match their digest and their config.
+    let loaded = checkpoint::load(&weights, expected, &tafl_nn::device()).map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
+    let config = loaded.config;
+    let info = ModelInfo::from_meta(&meta);
+    let manifest = BundleManifest {
+        format_version: BUNDLE_FORMAT,
+        variant: meta.variant.clone(),
+        encoding_version: meta.encoding_version,
+        net: BundleNet { name: config.name(), board_size: config.board_size, input_planes: config.input_planes, blocks: config.blocks, channels: config.channels },
+        search: BundleSearch { visits: options.visits, time_per_move: options.time_per_move.map(format_duration), gumbel: options.gumbel, batch: options.batch.max(1) },
+        source: Some(BundleSource {
+            run: fs::canonicalize(run.root()).unwrap_or_else(|_| run.root().to_path_buf()).display().to_string(),
+            model: id.to_string(),
+            iteration: info.iteration,
+            steps_total: info.steps_total,
+            exported: crate::rundir::now(),
+        }),
+    };
+    let body = toml::to_string_pretty(&manifest).map_err(|e| other(format!("{MANIFEST}: {e}")))?;
+    let text = format!("# A tafl player bundle, written by `tafl export`. Run it with `tafl engine --player <this directory>`.\n\n{body}");
+    let path = temp.join(MANIFEST);
+    fs::write(&path, text).map_err(|e| ZeroError::io(&path, e))?;
+    let path = temp.join("README.md");
+    fs::write(&path, readme(&manifest, id)).map_err(|e| ZeroError::io(&path, e))?;
+    Ok(manifest)
+}
+
+fn readme(m: &BundleManifest, id: &str) -> String {
+    let time = m.search.time_per_move.as_deref().map_or_else(String::new, |t| format!(", at most {t} per move unless the caller sets a clock"));
+    format!(
+        "# tafl player bundle: {variant}, {net}\n\n\
+         Model `{id}` ({net}, encoding version {enc}), searching {visits} visits per move{time} \
+         ({search} search). Settings are in `player.toml`; the checkpoint is in `weights/`.\n\n\
+         Run it with the `tafl` command, passing this directory as the player:\n\n\
+         ```sh\n\
+         tafl engine --player DIR --protocol htp{v}    # serve it over HTP (hnefatafl.org, GUIs)\n\
+         tafl play --player DIR{v}                     # play against it in the terminal\n\
+         tafl analyse --player DIR{v} 'FEN'            # evaluate a position\n\
+         tafl arena --a DIR --b alphabeta:depth=4{v}   # measure it\n\
+         ```\n\n\
+         where `DIR` is the path of this directory. Settings can be overridden like the keys of an\n\
+         `mcts` spec: `--player DIR:visits=800,time=2s`.\n",
+        variant = m.variant,
+        net = m.net.name,
+        enc = m.encoding_version,
+        visits = m.search.visits,
+        search = if m.search.gumbel { "Gumbel" } else { "PUCT" },
+        v = if m.variant == "copenhagen" { String::new() } else { format!(" --variant {}", m.variant) },
+    )
+}
+
+/// Reads and checks `player.toml` of the bundle at `dir`.
+///
+/// # Errors
+/// The file does not read or parse (the message names the file and key), or is for another
+/// bundle layout, or its time per move is not a duration.
+pub fn read_manifest(dir: &Path) -> Result<BundleManifest, ZeroError> {
+    let path = dir.join(MANIFEST);
+    let text = fs::read_to_string(&path).map_err(|e| ZeroError::io(&path, e))?;
+    let manifest: BundleManifest = toml::from_str(&text).map_err(|e| other(format!("{}: {e}", path.display())))?;
+    if manifest.format_version != BUNDLE_FORMAT {
+        return Err(other(format!("{}: format_version {} is not supported (this build reads {BUNDLE_FORMAT})", path.display(), manifest.format_version)));
+    }
+    manifest.search.time().map_err(|e| other(format!("{}: {e}", path.display())))?;
+    Ok(manifest)
+}
+
+/// The keys a bundle spec (`DIR:visits=800`) takes as overrides.
+pub const BUNDLE_KEYS: [&str; 6] = ["visits", "batch", "gumbel", "cache", "seed", "time"];
+
+/// An MCTS player with a default time per move.
+struct BundlePlayer<P> {
+    name: String,
+    time: Option<Duration>,
+    inner: P,
+}
+
+impl<P: Player> Player for BundlePlayer<P> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
+        let mut limits = *limits;
+        if limits.time.is_none() {
+            limits.time = self.time;
+        }
+        self.inner.choose(game, &limits)
+    }
+    fn new_game(&mut self) {
+        self.inner.new_game();
+    }
+}
+
+/// Builds the player of the bundle at `dir` for `factory`'s variant, with the overrides of
+/// `spec` (a spec whose kind is the bundle's path).
+///
+/// # Errors
+/// `player.toml` does not read; the bundle is for another variant; the weights do not load;
+/// an override is unknown or malformed.
+pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Path, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
+    spec.check_keys(&BUNDLE_KEYS)?;
+    let build = |message: String| SpecError::Build { spec: spec.name.clone(), message };
+    let manifest = read_manifest(dir).map_err(|e| build(e.to_string()))?;
+    if manifest.variant != variant.name() {
+        return Err(build(format!("{}: variant = {:?}, but the game is {}", dir.join(MANIFEST).display(), manifest.variant, variant.name())));
+    }
+    let s = &manifest.search;
+    let visits = spec.u64("visits")?.map_or(s.visits, |v| u32::try_from(v).unwrap_or(u32::MAX));
+    let batch = spec.u64("batch")?.map_or(s.batch, |b| b as usize);
+    let cache = spec.u64("cache")?.unwrap_or(0) as usize;
+    let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
+    let gumbel = match spec.get("gumbel") {
+        None => s.gumbel,
+        Some("true" | "yes" | "1") => true,
+        Some("false" | "no" | "0") => false,
+        Some(v) => return Err(SpecError::BadValue { key: "gumbel".into(), value: v.into(), expected: "true or false".into() }),
+    };
+    let time = match spec.duration("time")? {
+        Some(t) => Some(t),
+        None => s.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?,
+    };
+    let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
+    let net = factory.evaluator(&dir.join(WEIGHTS), cache).map_err(build)?;
+    let player = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed);
+    Ok(Box::new(BundlePlayer { name: spec.name.clone(), time, inner: player }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tafl_arena::PlayerFactory;
+    use tafl_nn::TaflNetConfig;
+
+    fn run_with_one_model(root: &Path) -> &'static Variant {
+        let _ = fs::remove_dir_all(root);
+        let variant = Variant::preset("copenhagen").unwrap();
+        let run = RunDir::open(root).unwrap();
+        let config = TaflNetConfig::new(usize::from(variant.size()), tafl_nn::INPUT_PLANES, 1, 16);
+        let net = config.init(&tafl_nn::device());
+        let info = ModelInfo { id: "m000000".into(), net: config.name(), ..ModelInfo::default() };
+        checkpoint::save(&run.model_dir("m000000"), &net, &config, &info.into_meta(variant.name()), None).unwrap();
+        run.set_best("m000000").unwrap();
+        variant
+    }
+
+    #[test]
+    fn export_writes_a_bundle_that_plays() {
+        let base = std::env::temp_dir().join(format!("tafl-zero-export-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        let variant = run_with_one_model(&base.join("run"));
+        let out = base.join("bundles").join("p1");
+        let options = ExportOptions { visits: 8, time_per_move: Some(Duration::from_millis(1500)), ..ExportOptions::default() };
+        let report = export(&base.join("run"), &out, &options).unwrap();
+        assert_eq!(report.model, "m000000");
+        for f in ["player.toml", "README.md", "weights/weights.bpk", "weights/config.json", "weights/meta.json"] {
+            assert!(out.join(f).is_file(), "{f}");
+        }
+        assert!(!out.join("weights/optimizer.bpk").exists());
+        let manifest = read_manifest(&out).unwrap();
+        assert_eq!(manifest, report.manifest);
+        assert_eq!(manifest.variant, "copenhagen");
+        assert_eq!(manifest.net.name, "b1c16");
+        assert_eq!(manifest.search.time_per_move.as_deref(), Some("1500ms"));
+        assert_eq!(manifest.search.time().unwrap(), Some(Duration::from_millis(1500)));
+        assert!(is_bundle(&out));
+        // No temporary directory is left beside the bundle.
+        assert_eq!(fs::read_dir(base.join("bundles")).unwrap().count(), 1);
+
+        let factory = ZeroFactory::new(variant);
+        let game = Game::new(variant);
+        let spec: PlayerSpec = out.display().to_string().parse().unwrap();
+        let mut player = factory.build(&spec, 0).unwrap();
+        let choice = player.choose(&game, &Limits::default()).unwrap();
+        assert!(game.legal_moves().contains(&choice.mv));
+        // Overrides, and `mcts:model=BUNDLE`.
+        let spec: PlayerSpec = format!("{}:visits=4,gumbel=false", out.display()).parse().unwrap();
+        let mut player = factory.build(&spec, 0).unwrap();
+        assert!(game.legal_moves().contains(&player.choose(&game, &Limits::default()).unwrap().mv));
+        let e = factory.build(&format!("{}:vists=4", out.display()).parse().unwrap(), 0).err().unwrap();
+        assert!(e.to_string().contains("vists"), "{e}");
+        let spec: PlayerSpec = format!("mcts:model={},visits=4", out.display()).parse().unwrap();
+        assert!(factory.build(&spec, 0).is_ok());
+
+        // An existing --out is refused and left alone.
+        let e = export(&base.join("run"), &out, &options).unwrap_err().to_string();
+        assert!(e.contains("already exists") && e.contains("p1"), "{e}");
+        assert!(out.join("player.toml").is_file());
+        // An unknown model and a directory that is no run are named.
+        let e = export(&base.join("run"), &base.join("p2"), &ExportOptions { model: Some("m000009".into()), ..options.clone() }).unwrap_err().to_string();
+        assert!(e.contains("m000009") && e.contains("m000000"), "{e}");
+        let e = export(&base.join("nowhere"), &base.join("p3"), &options).unwrap_err().to_string();
+        assert!(e.contains("not a run directory"), "{e}");
+        assert!(!base.join("p2").exists() && !base.join("p3").exists());
+        let _ = fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn manifests_deny_unknown_keys_and_name_them() {
+        let dir = std::env::temp_dir().join(format!("tafl-zero-manifest-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let good = "format_version = 1\nvariant = \"copenhagen\"\nencoding_version = 1\n\n[net]\nname = \"b1c16\"\nboard_size = 11\ninput_planes = 1\nblocks = 1\nchannels = 16\n\n[search]\nvisits = 10\ngumbel = true\n";
+        fs::write(dir.join(MANIFEST), good).unwrap();
+        let m = read_manifest(&dir).unwrap();
+        assert_eq!(m.search.batch, 8);
+        assert_eq!(m.search.time().unwrap(), None);
+        fs::write(dir.join(MANIFEST), good.replace("visits = 10", "visits = 10\nvisit = 3")).unwrap();
+        let e = read_manifest(&dir).unwrap_err().to_string();
+        assert!(e.contains("player.toml") && e.contains("visit"), "{e}");
+        fs::write(dir.join(MANIFEST), good.replace("visits = 10", "visits = 10\ntime_per_move = \"soon\"")).unwrap();
+        let e = read_manifest(&dir).unwrap_err().to_string();
+        assert!(e.contains("time_per_move") && e.contains("soon"), "{e}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
