@@ -365,13 +365,7 @@ impl Search {
                         root_edge = e as u32;
                     }
                     let edge = self.tree.edges[e];
-                    let child = if edge.child == NONE {
-                        let c = self.tree.add_node(Node::new());
-                        self.tree.edges[e].child = c;
-                        c
-                    } else {
-                        edge.child
-                    };
+                    let child = self.tree.child_of(e);
                     self.slots[slot].play_unchecked(edge.mv);
                     path.push(child);
                     node = child;
@@ -533,13 +527,7 @@ impl Search {
         let slot = self.take_slot();
         for e in root.edges() {
             let edge = self.tree.edges[e];
-            let child = if edge.child == NONE {
-                let c = self.tree.add_node(Node::new());
-                self.tree.edges[e].child = c;
-                c
-            } else {
-                edge.child
-            };
+            let child = self.tree.child_of(e);
             if self.tree.nodes[child as usize].state == State::New {
                 self.slots[slot].play_unchecked(edge.mv);
                 self.open(child, slot);

@@ -115,6 +115,17 @@ impl Tree {
         (self.nodes.len() - 1) as u32
     }
 
+    /// The node edge `e` leads to, created (unexpanded) on first use.
+    pub fn child_of(&mut self, e: usize) -> u32 {
+        let child = self.edges[e].child;
+        if child != NONE {
+            return child;
+        }
+        let c = self.add_node(Node::new());
+        self.edges[e].child = c;
+        c
+    }
+
     /// Keeps only the subtree under `new_root`, which becomes node 0. Nothing may be in flight.
     pub fn reroot(&mut self, new_root: u32) {
         let mut tree = Tree { nodes: Vec::new(), edges: Vec::new() };
