@@ -153,3 +153,74 @@ fn analyse_a_position_and_a_game() {
     let out = tafl(&["analyse", "--record", record.to_str().unwrap(), "--game", "2"], "");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+/// A tiny Copenhagen run: one self-play iteration on a b1c16 net, no gate, no evaluation.
+const TINY_COPENHAGEN: &str = r#"
+[run]
+variant = "copenhagen"
+iterations = 1
+seed = 3
+[net]
+blocks = 1
+channels = 16
+global-pool-interval = 0
+policy-channels = 4
+value-channels = 4
+value-hidden = 8
+[selfplay]
+games-per-iteration = 4
+games-in-flight = 4
+shard-games = 4
+full-visits = 8
+fast-visits = 2
+max-plies = 40
+[optimize]
+batch-size = 16
+min-steps = 2
+max-steps = 4
+window-min = 50
+window-max = 500
+[gate]
+enabled = false
+[evaluate]
+every = 0
+"#;
+
+#[test]
+fn a_bundle_from_a_trained_run_plays_through_every_protocol_and_in_play() {
+    let config = temp("tiny-copenhagen.toml");
+    std::fs::write(&config, TINY_COPENHAGEN).unwrap();
+    let run = temp("tiny-run");
+    let bundle = temp("tiny-bundle");
+    let _ = std::fs::remove_dir_all(&run);
+    let _ = std::fs::remove_dir_all(&bundle);
+    let (run_arg, bundle_arg) = (run.to_str().unwrap(), bundle.to_str().unwrap());
+    let out = tafl(&["train", "--config", config.to_str().unwrap(), "--run", run_arg, "--quiet"], "");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = tafl(&["export", "--run", run_arg, "--out", bundle_arg, "--visits", "16", "--time-per-move", "none"], "");
+    assert!(out.status.success(), "{}", text(&out));
+
+    let out = tafl(&["engine", "--protocol", "htp", "--player", bundle_arg], "play attacker d1 d4\ngenerate_move defender\nplay_undo\nquit\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout.lines().nth(1).is_some_and(|l| l.starts_with("= play defender ")), "{stdout}");
+
+    let out = tafl(&["engine", "--protocol", "uci", "--player", bundle_arg], "uci\nisready\nposition startpos moves d1d4\ngo nodes 16\nquit\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout.lines().any(|l| l.starts_with("bestmove ")), "{stdout}");
+
+    let after_d1_d4 = "/4tttt3/5t5/11/t2t1T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
+    let script = format!("rules {COPENHAGEN_OTN}\nside defenders\nstart\nopponent-move d1-d4 {after_d1_d4}\nplay defenders\ngoodbye\n");
+    let out = tafl(&["engine", "--protocol", "opentafl", "--player", bundle_arg], &script);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout.lines().any(|l| l.starts_with("move ")), "{stdout}");
+
+    let out = tafl(&["play", "--player", bundle_arg, "--side", "attackers", "--no-save"], "d1-d4\neval\nquit\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout.contains(" plays "), "{stdout}");
+    let _ = std::fs::remove_dir_all(&run);
+    let _ = std::fs::remove_dir_all(&bundle);
+}

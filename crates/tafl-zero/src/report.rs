@@ -1,6 +1,6 @@
 //! `tafl report`: SVG plots of a run's `logs/metrics.jsonl` and an `index.html` that shows them.
 //!
-//! Plots: losses per iteration; Elo against each evaluation opponent over iterations and over
+//! Plots: losses per iteration; Elo against each evaluation opponent over iterations, hours and
 //! training samples; mean self-play game length; wins by side; self-play speed.
 
 use std::fmt::Write as _;
@@ -105,15 +105,21 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
             opponents.push(o.to_string());
         }
     }
-    let elo_series = |x_key: &str| -> Vec<Series> {
+    // Hours since the run's first event: the wall-clock learning curve (stops and restarts
+    // included, as a user lived them).
+    let start = metrics.iter().map(|m| num(m, "time")).filter(|t| t.is_finite()).fold(f64::INFINITY, f64::min);
+    let hours = |e: &Value| (num(e, "time") - start) / 3600.0;
+    let elo_series = |x: &dyn Fn(&Value) -> f64| -> Vec<Series> {
         opponents
             .iter()
-            .map(|o| (format!("vs {o}"), evals.iter().filter(|e| e["opponent"] == o.as_str()).map(|e| (num(e, x_key), num(e, "elo").clamp(-800.0, 800.0))).collect()))
+            .map(|o| (format!("vs {o}"), evals.iter().filter(|e| e["opponent"] == o.as_str()).map(|e| (x(e), num(e, "elo").clamp(-800.0, 800.0))).collect()))
             .collect()
     };
-    line_chart(&out.join("elo.svg"), "Elo of the best model against each opponent", "iteration", "Elo", &elo_series("iteration"))?;
+    line_chart(&out.join("elo.svg"), "Elo of the best model against each opponent", "iteration", "Elo", &elo_series(&|e| num(e, "iteration")))?;
     plots.push(("elo.svg", "Elo against the evaluation opponents, by iteration (clamped to ±800)"));
-    line_chart(&out.join("elo-samples.svg"), "Elo against training samples", "samples seen in training", "Elo", &elo_series("samples_seen"))?;
+    line_chart(&out.join("elo-hours.svg"), "Elo against hours of training", "hours since the run started", "Elo", &elo_series(&hours))?;
+    plots.push(("elo-hours.svg", "Elo against the evaluation opponents, by wall-clock hours"));
+    line_chart(&out.join("elo-samples.svg"), "Elo against training samples", "samples seen in training", "Elo", &elo_series(&|e| num(e, "samples_seen")))?;
     plots.push(("elo-samples.svg", "Elo against the evaluation opponents, by samples trained on"));
 
     let sp: Vec<&Value> = events(&metrics, "selfplay").collect();
@@ -170,11 +176,12 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         let _ = writeln!(html, "<h2>{caption}</h2>\n<img src=\"{file}\" alt=\"{caption}\">");
     }
     if !evals.is_empty() {
-        html += "<h2>Evaluations</h2>\n<table><tr><th>model</th><th>iteration</th><th>opponent</th><th>games</th><th>score</th><th>Elo</th><th>95%</th></tr>\n";
+        html += "<h2>Evaluations</h2>\n<table><tr><th>hours</th><th>model</th><th>iteration</th><th>opponent</th><th>games</th><th>score</th><th>Elo</th><th>95%</th></tr>\n";
         for e in &evals {
             let _ = writeln!(
                 html,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:+.0}</td><td>[{:+.0}, {:+.0}]</td></tr>",
+                "<tr><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:+.0}</td><td>[{:+.0}, {:+.0}]</td></tr>",
+                hours(e),
                 escape(e["model"].as_str().unwrap_or("")),
                 e["iteration"],
                 escape(e["opponent"].as_str().unwrap_or("")),
