@@ -1,4 +1,4 @@
-//! `tafl export`: a self-contained player bundle (weights, search settings, README) from a run.
+//! `tafl export`: a self-contained player bundle (weights, search settings, README, ONNX net) from a run.
 
 use std::path::PathBuf;
 
@@ -10,8 +10,9 @@ use crate::engine::duration_arg;
 use crate::{Failure, bad_input};
 
 const EXPORT_HELP: &str = "The bundle directory holds player.toml (variant, encoding, net, search
-settings), weights/ (the checkpoint, without optimiser state) and README.md. It is a player
-spec of its own wherever --player takes one, with mcts keys as overrides:
+settings), weights/ (the checkpoint, without optimiser state), net.onnx (the net alone, to run
+without tafl; README.md says how) and README.md. It is a player spec of its own wherever
+--player takes one, with mcts keys as overrides:
 
   tafl export --run data/runs/default --out players/best --visits 400 --time-per-move 2s
   tafl engine --player players/best --protocol htp

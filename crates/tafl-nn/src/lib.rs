@@ -11,6 +11,7 @@
 //!   the rules crate's numbering.
 //! - [`evaluator`]: [`NetEvaluator`], the search's `Evaluator`: batched inference with an
 //!   optional evaluation cache.
+//! - [`onnx`]: export of a net as an ONNX model, to run it outside Rust.
 
 pub mod backend;
 pub mod bench;
@@ -18,6 +19,7 @@ pub mod checkpoint;
 pub mod encoding;
 pub mod evaluator;
 pub mod model;
+pub mod onnx;
 pub mod policy;
 pub mod symmetry;
 pub mod train;

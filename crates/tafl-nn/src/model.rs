@@ -4,7 +4,7 @@ use burn::config::Config;
 use burn::module::{Module, Param, RunningState};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{Int, Tensor, TensorData};
 use burn::tensor::activation::{relu, tanh};
 use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
@@ -173,12 +173,16 @@ fn read_back<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().unwrap_or_default()
 }
 
-/// Mean and max of each channel over the board, as `[batch, 2 · channels]`.
-fn global_pool(x: Tensor<4>) -> Tensor<2> {
+/// Mean and max of each channel over the board, as `[batch, 2 · channels, 1]`.
+///
+/// Written with the reductions burn-onnx 0.22 can export (a sum, a max with indices; not
+/// `mean_dim` or `max_dim`), so that [`crate::onnx`] traces the same code that plays.
+fn global_pool(x: Tensor<4>) -> Tensor<3> {
     let [batch, channels, height, width] = x.dims();
-    let flat = x.reshape([batch, channels, height * width]);
-    let mean = flat.clone().mean_dim(2).reshape([batch, channels]);
-    let max = flat.max_dim(2).reshape([batch, channels]);
+    let area = height * width;
+    let flat = x.reshape([batch, channels, area]);
+    let mean = flat.clone().sum_dim(2) / area as f32;
+    let (max, _) = flat.max_dim_with_indices(2);
     Tensor::cat(vec![mean, max], 1)
 }
 
@@ -199,7 +203,10 @@ impl GlobalPoolBias {
     /// - output: `[batch, channels, 1, 1]`, to broadcast over the board
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
         let [batch, channels, _, _] = x.dims();
-        self.linear.forward(global_pool(x)).reshape([batch, channels, 1, 1])
+        // Unit axes only ever moved, never added to [batch, channels]: burn-onnx cannot prove
+        // such a new axis static when it exports a dynamic batch (see crate::onnx).
+        let pooled = global_pool(x).reshape([batch, 1, 2 * channels]);
+        self.linear.forward(pooled).reshape([batch, channels, 1, 1])
     }
 }
 
@@ -260,6 +267,19 @@ impl PolicyHead {
         // Channel-major to square-major: [batch, rank, file, dir·(size−1) + dist−1].
         logits.permute([0, 2, 3, 1]).reshape([batch, height * width * moves])
     }
+
+    /// [`Self::forward`] with the reorder to square-major done by a gather with constant
+    /// indices instead of a permute, which burn-onnx 0.22 cannot export. Only [`crate::onnx`]
+    /// uses it: training and play keep the permute, whose speed and gradients are known.
+    fn forward_gather(&self, x: Tensor<4>) -> Tensor<2> {
+        let logits = self.out.forward(relu(self.hidden.forward(x)));
+        let [batch, moves, height, width] = logits.dims();
+        let area = height * width;
+        // Square-major position i = square · moves + move reads channel-major move · area + square.
+        let index: Vec<i64> = (0..area * moves).map(|i| ((i % moves) * area + i / moves) as i64).collect();
+        let index = Tensor::<1, Int>::from_data(TensorData::new(index, [area * moves]), &logits.device());
+        logits.reshape([batch, moves * area]).select(1, index)
+    }
 }
 
 /// Value head: 1x1 conv-BN-ReLU, global mean and max pooling, two linear layers, tanh.
@@ -285,9 +305,9 @@ impl ValueHead {
     /// - `x`: `[batch, channels, size, size]`
     /// - output: `[batch]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<1> {
-        let pooled = global_pool(relu(self.conv.forward(x))); // [batch, 2·value_channels]
-        let hidden = relu(self.hidden.forward(pooled));
-        let [batch, _] = hidden.dims();
+        let pooled = global_pool(relu(self.conv.forward(x))); // [batch, 2·value_channels, 1]
+        let [batch, pooled_len, _] = pooled.dims();
+        let hidden = relu(self.hidden.forward(pooled.reshape([batch, pooled_len])));
         tanh(self.out.forward(hidden)).reshape([batch])
     }
 }
@@ -392,6 +412,16 @@ impl TaflNet {
         let input = Tensor::from_data(TensorData::new(planes.to_vec(), shape), device);
         let out = self.forward(input);
         Ok(Prediction { policy_logits: read_back(out.policy_logits), values: read_back(out.value) })
+    }
+
+    /// [`Self::forward`] as [`crate::onnx`] traces it: one whole batch, and operations that
+    /// burn-onnx can lower (see [`PolicyHead::forward_gather`]). The same outputs up to rounding.
+    pub(crate) fn forward_for_export(&self, planes: Tensor<4>) -> NetOutput {
+        let mut x = relu(self.stem.forward(planes));
+        for block in &self.blocks {
+            x = block.forward(x);
+        }
+        NetOutput { policy_logits: self.policy.forward_gather(x.clone()), value: self.value.forward(x) }
     }
 
     fn forward_whole(&self, planes: Tensor<4>) -> NetOutput {

@@ -3,6 +3,7 @@
 //! ```text
 //! <bundle>/player.toml   variant, encoding version, net, search settings (BundleManifest)
 //! <bundle>/weights/      the checkpoint (weights.bpk, config.json, meta.json), no optimiser state
+//! <bundle>/net.onnx      the same net as ONNX (see tafl_nn::onnx), to run without tafl
 //! <bundle>/README.md     how to run it
 //! ```
 //!
@@ -30,6 +31,8 @@ use crate::rundir::{ModelInfo, RunDir};
 pub const MANIFEST: &str = "player.toml";
 /// The bundle's checkpoint directory.
 pub const WEIGHTS: &str = "weights";
+/// The bundle's ONNX model of the net. Not read back by tafl: players load `weights/`.
+pub const ONNX: &str = "net.onnx";
 /// Version of the bundle layout this build writes and reads.
 pub const BUNDLE_FORMAT: u32 = 1;
 
@@ -252,6 +255,8 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
     // Load the copy: the weights match their digest and their config.
     let loaded = checkpoint::load(&weights, expected, &tafl_nn::device()).map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
     let config = loaded.config;
+    tafl_nn::onnx::export(&loaded.model, &config, &temp.join(ONNX))
+        .map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
     let info = ModelInfo::from_meta(&meta);
     let manifest = BundleManifest {
         format_version: BUNDLE_FORMAT,
@@ -272,11 +277,15 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
     let path = temp.join(MANIFEST);
     fs::write(&path, text).map_err(|e| ZeroError::io(&path, e))?;
     let path = temp.join("README.md");
-    fs::write(&path, readme(&manifest, id)).map_err(|e| ZeroError::io(&path, e))?;
+    fs::write(&path, readme(&manifest, id, config.policy_len())).map_err(|e| ZeroError::io(&path, e))?;
     Ok(manifest)
 }
 
-fn readme(m: &BundleManifest, id: &str) -> String {
+fn readme(m: &BundleManifest, id: &str, policy_len: usize) -> String {
+    format!("{}\n{}", readme_tafl(m, id), readme_onnx(m, policy_len))
+}
+
+fn readme_tafl(m: &BundleManifest, id: &str) -> String {
     let time = m.search.time_per_move.as_deref().map_or_else(String::new, |t| format!(", at most {t} per move unless the caller sets a clock"));
     format!(
         "# tafl player bundle: {variant}, {net}\n\n\
@@ -297,6 +306,36 @@ fn readme(m: &BundleManifest, id: &str) -> String {
         visits = m.search.visits,
         search = if m.search.gumbel { "Gumbel" } else { "PUCT" },
         v = if m.variant == "copenhagen" { String::new() } else { format!(" --variant {}", m.variant) },
+    )
+}
+
+/// The README section on `net.onnx`: what goes in and out, and how to run it without tafl.
+fn readme_onnx(m: &BundleManifest, policy_len: usize) -> String {
+    let (size, planes) = (m.net.board_size, m.net.input_planes);
+    format!(
+        "## net.onnx\n\n\
+         The net alone, as an ONNX model (opset 18, float32, batch norms folded), for use without\n\
+         `tafl`. It does not search: it scores positions.\n\n\
+         - input `planes`: `[batch, {planes}, {size}, {size}]`, the input planes of tafl's encoding\n  \
+           version {enc}, laid out `[plane][rank][file]` (documented in tafl-nn's `encoding.rs`:\n  \
+           pieces, side to move, throne, corners, repetitions, plies since the last capture, ones).\n  \
+           `batch` is dynamic.\n\
+         - output `policy`: `[batch, {policy_len}]` move logits, unmasked. The move from square\n  \
+           `rank * {size} + file`, in direction `dir` (0 north, 1 east, 2 south, 3 west), `dist`\n  \
+           squares far is at `square * {per_square} + dir * {dist_max} + dist - 1`. Mask the illegal\n  \
+           moves, then take a softmax.\n\
+         - output `value`: `[batch]`, the expected result for the side to move, in [-1, 1].\n\n\
+         With onnxruntime (`pip install onnxruntime numpy`):\n\n\
+         ```python\n\
+         import numpy as np, onnxruntime as ort\n\
+         net = ort.InferenceSession(\"net.onnx\")\n\
+         planes = np.zeros((1, {planes}, {size}, {size}), dtype=np.float32)  # fill with encoded positions\n\
+         policy, value = net.run([\"policy\", \"value\"], {{\"planes\": planes}})\n\
+         print(policy.shape, value)\n\
+         ```\n",
+        enc = m.encoding_version,
+        per_square = 4 * size.saturating_sub(1),
+        dist_max = size.saturating_sub(1),
     )
 }
 
@@ -403,9 +442,12 @@ mod tests {
         let options = ExportOptions { visits: 8, time_per_move: Some(Duration::from_millis(1500)), ..ExportOptions::default() };
         let report = export(&base.join("run"), &out, &options).unwrap();
         assert_eq!(report.model, "m000000");
-        for f in ["player.toml", "README.md", "weights/weights.bpk", "weights/config.json", "weights/meta.json"] {
+        for f in ["player.toml", "README.md", "net.onnx", "weights/weights.bpk", "weights/config.json", "weights/meta.json"] {
             assert!(out.join(f).is_file(), "{f}");
         }
+        assert!(fs::metadata(out.join(ONNX)).unwrap().len() > 0);
+        let readme = fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.contains("net.onnx") && readme.contains("[batch, 4840]"), "{readme}");
         assert!(!out.join("weights/optimizer.bpk").exists());
         let manifest = read_manifest(&out).unwrap();
         assert_eq!(manifest, report.manifest);
