@@ -12,7 +12,8 @@ use tafl_rules::{Position, Side};
 use crate::game::Termination;
 use crate::ratings::{Meeting, bradley_terry};
 use crate::record::{OtgTags, archive_line, otg, today};
-use crate::run::{ArenaError, ArenaResults};
+use crate::run::{ArenaError, ArenaResults, GameResult};
+use crate::spec::PlayerSpec;
 use crate::stats::{EloEstimate, Pentanomial, Sprt, SprtDecision, SprtStatus, Wdl, likelihood_of_superiority};
 
 /// The summary of a run, as written to `summary.json`.
@@ -377,15 +378,10 @@ pub fn write_results(dir: &Path, results: &ArenaResults, summary: &Summary) -> R
     fs::create_dir_all(&otg_dir).map_err(|e| io(&otg_dir.display().to_string(), &e))?;
     let json = serde_json::to_string_pretty(summary).map_err(|e| io("summary.json", &e))?;
     fs::write(dir.join("summary.json"), json + "\n").map_err(|e| io("summary.json", &e))?;
-    let mut csv = String::from("# tafl arena games: moves,attacker_captures,defender_captures,result (Black = attackers won)\n");
+    let mut csv = String::from(GAMES_CSV_HEADER);
     let date = today();
     for g in &results.games {
-        let start = g.played.game.start();
-        let _ = writeln!(csv, "# game {}: {} (attackers) vs {} (defenders), {}", g.index, results.players[g.attackers].name, results.players[g.defenders].name, g.played.termination.name());
-        if *start != Position::start(start.variant()) {
-            let _ = writeln!(csv, "# start {}", start.to_fen());
-        }
-        let _ = writeln!(csv, "{}", archive_line(&g.played));
+        csv += &game_record(g, &results.players);
         let tags = OtgTags {
             event: "tafl arena".into(),
             date: date.clone(),
@@ -398,6 +394,23 @@ pub fn write_results(dir: &Path, results: &ArenaResults, summary: &Summary) -> R
     }
     fs::write(dir.join("games.csv"), csv).map_err(|e| io("games.csv", &e))?;
     Ok(())
+}
+
+/// The first line of `games.csv`.
+pub const GAMES_CSV_HEADER: &str = "# tafl arena games: moves,attacker_captures,defender_captures,result (Black = attackers won)\n";
+
+/// One game as `games.csv` holds it: comment lines naming the players (and the start position
+/// when it is not the variant's), then the archive line that `tafl replay` reads.
+#[must_use]
+pub fn game_record(g: &GameResult, players: &[PlayerSpec]) -> String {
+    let mut text = String::new();
+    let start = g.played.game.start();
+    let _ = writeln!(text, "# game {}: {} (attackers) vs {} (defenders), {}", g.index, players[g.attackers].name, players[g.defenders].name, g.played.termination.name());
+    if *start != Position::start(start.variant()) {
+        let _ = writeln!(text, "# start {}", start.to_fen());
+    }
+    let _ = writeln!(text, "{}", archive_line(&g.played));
+    text
 }
 
 /// Draws the ladder (Elo with 95% error bars, best on top) as an SVG file.

@@ -134,6 +134,8 @@ pub struct ArenaResults {
 /// Progress after each pair of games.
 #[derive(Clone, Debug)]
 pub struct Progress {
+    /// The games of the pair that just finished, so that callers can keep them at once.
+    pub games: Vec<GameResult>,
     /// Games finished.
     pub done: usize,
     /// Games scheduled.
@@ -249,9 +251,9 @@ pub fn run_tournament(
             }
             s.sprt = Some(status);
         }
-        s.games.extend(results);
+        s.games.extend(results.iter().cloned());
         let message = standing(&names, &s.pairings, s.sprt.as_ref());
-        progress(&Progress { done: s.games.len(), total, message });
+        progress(&Progress { games: results, done: s.games.len(), total, message });
     };
     pool.scope(|scope| {
         for _ in 0..config.threads.max(1) {

@@ -30,13 +30,20 @@ fn temp_dir(name: &str) -> PathBuf {
 #[test]
 fn a_match_plays_pairs_with_sides_swapped_and_writes_records() {
     let calls = AtomicUsize::new(0);
+    let reported = std::sync::Mutex::new(Vec::new());
     let progress = |p: &tafl_arena::Progress| {
         calls.fetch_add(1, Ordering::Relaxed);
         assert!(p.done <= p.total);
+        // Each call hands over the pair that just finished.
+        assert_eq!(p.games.len(), 2);
+        reported.lock().unwrap().extend(p.games.iter().map(|g| g.index));
     };
     let results = run_match(&spec("random:seed=1"), &spec("random:seed=2"), &config(6), &BuiltinFactory, &progress).unwrap();
     assert_eq!(results.games.len(), 12);
     assert_eq!(calls.load(Ordering::Relaxed), 6);
+    let mut reported = reported.into_inner().unwrap();
+    reported.sort_unstable();
+    assert_eq!(reported, (0..12).collect::<Vec<_>>());
     for pair in results.games.chunks(2) {
         assert_eq!(pair[0].pair, pair[1].pair);
         assert_eq!((pair[0].attackers, pair[0].defenders), (pair[1].defenders, pair[1].attackers));

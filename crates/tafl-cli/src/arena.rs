@@ -1,7 +1,9 @@
 //! `tafl arena`: a match between two players or a round robin, with a progress bar, a results
 //! table, and records in an output directory.
 
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
@@ -78,7 +80,8 @@ pub struct ArenaArgs {
     /// Stop a match early once decided: `elo0=0,elo1=10,alpha=0.05,beta=0.05`.
     #[arg(long)]
     sprt: Option<String>,
-    /// Write summary.json, games.csv (archive format) and otg/*.otg here.
+    /// Write summary.json, games.csv (archive format) and otg/*.otg here; while the match runs,
+    /// finished games go to games.partial.csv.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Also draw the Elo ladder as ladder.svg in --out.
@@ -161,9 +164,18 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
         ProgressStyle::with_template("{bar:30} {pos}/{len} games [{elapsed_precise}<{eta}] {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let partial = args.out.as_deref().map(PartialGames::create).transpose().map_err(|e| Failure { code: 1, error: e })?;
+    // Without a terminal the bar draws nothing: a line per pair keeps logs informative.
+    let log_lines = !args.quiet && !std::io::stderr().is_terminal();
     let progress = |p: &tafl_arena::Progress| {
         bar.set_position(p.done as u64);
         bar.set_message(p.message.clone());
+        if log_lines {
+            eprintln!("{}/{} games: {}", p.done, p.total, p.message);
+        }
+        if let Some(partial) = &partial {
+            partial.append(&p.games, &players);
+        }
     };
     // ZeroFactory builds `mcts:model=…` players and hands every other kind to the arena's builtins.
     let factory = tafl_zero::ZeroFactory::new(variant);
@@ -176,6 +188,9 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
     let summary = Summary::new(&results);
     if let Some(dir) = &args.out {
         write_results(dir, &results, &summary).map_err(|e| Failure { code: 1, error: e.into() })?;
+        if let Some(partial) = partial {
+            partial.remove();
+        }
         if args.plot {
             let title = format!("{} Elo ladder ({} games)", summary.variant, summary.games_played);
             plot_ladder(&dir.join("ladder.svg"), &summary.ladder, &title).map_err(|e| Failure { code: 1, error: e.into() })?;
@@ -190,4 +205,35 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
         }
     }
     Ok(0)
+}
+
+/// `games.partial.csv` in the `--out` folder: each pair's games appended as they finish, so a
+/// long match that is stopped or crashes keeps what it played. Replaced by `games.csv` at the end.
+struct PartialGames {
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl PartialGames {
+    fn create(dir: &Path) -> anyhow::Result<PartialGames> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join("games.partial.csv");
+        let mut file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        file.write_all(tafl_arena::GAMES_CSV_HEADER.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+        Ok(PartialGames { path, file: Mutex::new(file) })
+    }
+
+    fn append(&self, games: &[tafl_arena::GameResult], players: &[PlayerSpec]) {
+        let text: String = games.iter().map(|g| tafl_arena::game_record(g, players)).collect();
+        let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // One write per pair; a failure here must not stop the match (games.csv comes at the end).
+        if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
+            eprintln!("warning: {}: {e}", self.path.display());
+        }
+    }
+
+    fn remove(self) {
+        drop(self.file);
+        let _ = std::fs::remove_file(&self.path);
+    }
 }

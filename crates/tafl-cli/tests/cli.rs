@@ -124,3 +124,19 @@ fn show_prints_a_labelled_board() {
     assert!(s.contains(" 7  + . . X . . +  7"), "{s}");
     assert!(s.contains("FEN: 3a3/3a3/3d3/aadkdaa/3d3/3a3/3a3 a"), "{s}");
 }
+
+#[test]
+fn arena_writes_records_and_logs_each_pair_without_a_terminal() {
+    let dir = std::env::temp_dir().join(format!("tafl-cli-arena-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = tafl(&["arena", "--a", "random:seed=1", "--b", "random:seed=2", "--games", "4", "--threads", "1", "--max-plies", "60", "--out", dir.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Not a terminal: one line per finished pair instead of a bar.
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("2/4 games: ") && stderr.contains("4/4 games: "), "{stderr}");
+    let csv = std::fs::read_to_string(dir.join("games.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| !l.starts_with('#')).count(), 4);
+    // The running file is gone once games.csv is written.
+    assert!(!dir.join("games.partial.csv").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

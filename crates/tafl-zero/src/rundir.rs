@@ -334,7 +334,7 @@ mod tests {
             payload_len: 0,
             checksum: 0,
         };
-        write_shard(&dir.join("good.bin"), header("brandubh"), &[sample.clone()]).unwrap();
+        write_shard(&dir.join("good.bin"), header("brandubh"), std::slice::from_ref(&sample)).unwrap();
         write_shard(&dir.join("foreign.bin"), header("tablut"), &[sample]).unwrap();
         fs::write(dir.join("junk.bin"), b"not a shard at all").unwrap();
         fs::write(dir.join(".good.bin.tmp-1-2"), b"half written").unwrap();
