@@ -19,7 +19,7 @@ const EXAMPLES: &str = "Examples:
   tafl bench nn --blocks 10 --channels 128 --train
   RAYON_NUM_THREADS=1 tafl bench nn --batches 256
   tafl bench mcts --net b6c64 --games 256 --visits 32 --seconds 20
-  tafl bench mcts --model data/runs/r1/models/best --cache 100000";
+  tafl bench mcts --model data/runs/r1 --cache 100000";
 
 /// Arguments of `tafl bench`.
 #[derive(Args)]
@@ -82,7 +82,7 @@ struct NnArgs {
 struct MctsArgs {
     #[command(flatten)]
     net: NetArgs,
-    /// Load this checkpoint instead of a random net of --net's shape.
+    /// Load this checkpoint (or a run directory's best model, or a bundle) instead of a random net of --net's shape.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Games in flight (the net batch is up to one leaf per game).
@@ -227,7 +227,8 @@ fn process_cpu_seconds() -> Option<f64> {
 fn mcts(args: &MctsArgs) -> Result<u8, Failure> {
     let (variant, config) = args.net.setup()?;
     let evaluator = match &args.model {
-        Some(dir) => NetEvaluator::load(dir, &expected_for(variant))
+        // A checkpoint, a run directory (its best model) or a player bundle.
+        Some(dir) => NetEvaluator::load(&tafl_zero::players::resolve_model(dir), &expected_for(variant))
             .with_context(|| format!("loading {}", dir.display()))
             .map_err(bad_input)?,
         None => {
