@@ -405,7 +405,12 @@ pub const GAMES_CSV_HEADER: &str = "# tafl arena games: moves,attacker_captures,
 pub fn game_record(g: &GameResult, players: &[PlayerSpec]) -> String {
     let mut text = String::new();
     let start = g.played.game.start();
-    let _ = writeln!(text, "# game {}: {} (attackers) vs {} (defenders), {}", g.index, players[g.attackers].name, players[g.defenders].name, g.played.termination.name());
+    // A forfeit says why (resigned, timed out, died, illegal move): the archive line cannot.
+    let why = match &g.played.termination {
+        Termination::Forfeit { loser, error } => format!(" by the {loser}: {}", error.replace('\n', " ")),
+        _ => String::new(),
+    };
+    let _ = writeln!(text, "# game {}: {} (attackers) vs {} (defenders), {}{why}", g.index, players[g.attackers].name, players[g.defenders].name, g.played.termination.name());
     if *start != Position::start(start.variant()) {
         let _ = writeln!(text, "# start {}", start.to_fen());
     }

@@ -146,6 +146,10 @@ fn a_failing_engine_loses_and_the_match_goes_on() {
         }
     }
     assert_eq!(results.pairings[0].total().wins, 4);
+    // The record says who forfeited and why; the archive line ends with `timeout`.
+    let record = tafl_arena::game_record(&results.games[0], &results.players);
+    assert!(record.contains(", forfeit by the ") && record.contains("died"), "{record}");
+    assert!(record.lines().last().unwrap().contains(" timeout,"), "{record}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
