@@ -18,6 +18,7 @@ pub mod bench;
 pub mod checkpoint;
 pub mod encoding;
 pub mod evaluator;
+pub mod files;
 pub mod model;
 pub mod onnx;
 pub mod policy;

@@ -21,8 +21,6 @@
 //! - `value`: float32 `[batch]`: the expected outcome for the side to move, in `[-1, 1]`
 //!   (already through tanh; 1 is a win for the side to move).
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Tensor;
@@ -96,7 +94,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> OnnxError + '_ {
 /// cannot be written (a missing directory, for one); then nothing is left at `path`.
 pub fn export(net: &TaflNet, config: &TaflNetConfig, path: &Path) -> Result<OnnxInfo, OnnxError> {
     let bytes = to_bytes(net, config)?;
-    write_atomically(path, &bytes)?;
+    crate::files::write_atomic(path, &bytes).map_err(io_error(path))?;
     let size = config.board_size;
     Ok(OnnxInfo {
         path: path.to_path_buf(),
@@ -165,20 +163,4 @@ fn name_boundaries(bytes: &[u8], config: &TaflNetConfig) -> Result<Vec<u8>, Onnx
         policy = config.policy_len(),
     );
     model.write_to_bytes().map_err(|e| OnnxError::Protobuf(e.to_string()))
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it into place, so
-/// a reader sees the old file or the whole new one, never a part.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), OnnxError> {
-    let name = path.file_name().map_or_else(|| "net.onnx".into(), |n| n.to_string_lossy());
-    let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let result = fs::File::create(&temp)
-        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
-        .map_err(io_error(&temp))
-        .and_then(|()| fs::rename(&temp, path).map_err(io_error(path)));
-    if result.is_err() {
-        // Best effort: the error that matters is the one being returned.
-        let _ = fs::remove_file(&temp);
-    }
-    result
 }
