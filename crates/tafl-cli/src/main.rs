@@ -62,6 +62,8 @@ enum Command {
     Selfplay(train::SelfplayArgs),
     /// Only train one round on a run's newest samples.
     Optimize(train::OptimizeArgs),
+    /// Turn recorded games (human archives, arena matches) into training samples of a run.
+    Import(train::ImportArgs),
     /// Only gate the newest model against the best (or `--evaluate` the best).
     Gate(train::GateArgs),
     /// Plot a run's metrics into report/ (SVG plots and index.html).
@@ -95,6 +97,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train::train(&args),
         Command::Selfplay(args) => train::selfplay(&args),
         Command::Optimize(args) => train::optimize(&args),
+        Command::Import(args) => train::import(&args),
         Command::Gate(args) => train::gate(&args),
         Command::Report(args) => train::report(&args),
         Command::Export(args) => export::run(&args),

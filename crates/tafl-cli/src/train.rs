@@ -82,6 +82,35 @@ pub struct OptimizeArgs {
     force: bool,
 }
 
+const IMPORT_HELP: &str = "Every position before a recorded ply becomes a sample: the ply is its policy target, the
+game's result its value target. Games the rules do not end and whose record has no result
+(`Ongoing`) are skipped, and so are repeats of a game already in the file (paired arena games
+between deterministic players). The samples land in selfplay/import/ as shards; the next
+`tafl train` or `tafl optimize` trains on them.
+
+Examples:
+  tafl import --run data/runs/warm ../shared/data/games/copenhagen-11x11-archive.csv
+  tafl arena --a alphabeta:depth=3 --b alphabeta:depth=3,name=ab3b --games 2000 --opening-plies 8 --out data/arena/teacher
+  tafl import --run data/runs/warm --skip-plies 8 data/arena/teacher/games.csv
+  tafl train --run data/runs/warm";
+
+/// Arguments of `tafl import`.
+#[derive(Args)]
+#[command(after_help = IMPORT_HELP)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Game records in the archive format (`tafl replay` reads them; an arena's games.csv).
+    #[arg(required = true)]
+    records: Vec<PathBuf>,
+    /// Plies at the start of each game that give no sample (an arena's random opening plies).
+    #[arg(long, default_value_t = 0)]
+    skip_plies: usize,
+    /// The samples' weight when the trainer draws from the replay window.
+    #[arg(long, default_value_t = 1.0)]
+    weight: f32,
+}
+
 /// Arguments of `tafl gate`.
 #[derive(Args)]
 #[command(after_help = TRAIN_HELP)]
@@ -238,6 +267,37 @@ pub fn optimize(args: &OptimizeArgs) -> Result<u8, Failure> {
             "nothing to train: fewer than {} new games since the newest model (use --force)",
             run.config.selfplay.games_per_iteration
         ));
+    }
+    Ok(0)
+}
+
+/// `tafl import`.
+pub fn import(args: &ImportArgs) -> Result<u8, Failure> {
+    if !(args.weight.is_finite() && args.weight > 0.0) {
+        return Err(bad_input(anyhow!("--weight must be a positive number, not {}", args.weight)));
+    }
+    let run = open(&args.run)?;
+    let options = tafl_zero::import::ImportOptions { skip_plies: args.skip_plies, weight: args.weight, ..Default::default() };
+    for path in &args.records {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?;
+        let stats = tafl_zero::import::import_records(&run.dir, run.variant, &text, &path.display().to_string(), &options).map_err(failed)?;
+        for line in stats.skipped.iter().take(20) {
+            eprintln!("warning: skipped {line}");
+        }
+        if stats.skipped.len() > 20 {
+            eprintln!("warning: … and {} more lines skipped", stats.skipped.len() - 20);
+        }
+        println!(
+            "{}: {} games ({} attacker wins, {} defender wins, {} draws), {} samples; {} repeated and {} unusable lines skipped",
+            path.display(),
+            stats.games,
+            stats.attacker_wins,
+            stats.defender_wins,
+            stats.draws,
+            stats.samples,
+            stats.duplicates,
+            stats.skipped.len()
+        );
     }
     Ok(0)
 }

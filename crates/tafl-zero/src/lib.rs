@@ -10,6 +10,7 @@
 //! * [`selfplay`]: games in flight, one network batch per step, playout-cap randomisation,
 //!   temperature, resignation with playouts that measure false resignations.
 //! * [`optimize`]: the replay window and one training round into a new checkpoint.
+//! * [`import`]: recorded games (human archives, arena matches) as samples for a warm start.
 //! * [`gate`] and [`evaluate`]: candidate against best; best against a ladder.
 //! * [`pipeline`]: `train`: the stages in a loop, resumable at any point.
 //! * [`players`]: player specs with a network (`mcts:model=PATH,visits=200`) for the arena.
@@ -20,6 +21,7 @@ pub mod config;
 pub mod evaluate;
 pub mod export;
 pub mod gate;
+pub mod import;
 pub mod optimize;
 pub mod pipeline;
 pub mod players;

@@ -1,0 +1,261 @@
+//! Recorded games as training samples: a warm start for a run from human games or from another
+//! engine's games (archive records: the human archive, an arena's `games.csv`, self-play records).
+//!
+//! Self-play from a random network learns slowly on a small machine: its defenders win almost
+//! every game, so the value head learns "defenders win" long before either side plays well.
+//! Imported games give both heads a sensible start. Every position before a recorded ply becomes
+//! a sample whose policy target is that ply (one-hot) and whose value is the game's result for
+//! the side to move. The samples go to `selfplay/import/` as ordinary shards, so the replay
+//! window holds them until self-play data pushes them out.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use tafl_rules::notation::{ArchiveGame, parse_archive_line};
+use tafl_rules::{Game, Outcome, Side, Variant};
+
+use crate::ZeroError;
+use crate::rundir::{RunDir, now};
+use crate::shard::{Sample, ShardHeader, write_shard};
+
+/// How records become samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImportOptions {
+    /// Plies at the start of each game that give no sample (random openings of an arena match).
+    pub skip_plies: usize,
+    /// The samples' weight in the replay window (1: as likely to be drawn as a self-play sample).
+    pub weight: f32,
+    /// Games per shard.
+    pub shard_games: usize,
+}
+
+impl Default for ImportOptions {
+    fn default() -> ImportOptions {
+        ImportOptions { skip_plies: 0, weight: 1.0, shard_games: 64 }
+    }
+}
+
+/// What an import read and wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportStats {
+    /// Games turned into samples.
+    pub games: u64,
+    /// Samples written.
+    pub samples: u64,
+    /// Games won by the attackers, the defenders, and drawn.
+    pub attacker_wins: u64,
+    /// See `attacker_wins`.
+    pub defender_wins: u64,
+    /// See `attacker_wins`.
+    pub draws: u64,
+    /// Lines that repeat an earlier game (paired arena games between deterministic players).
+    pub duplicates: u64,
+    /// Why a line was skipped, naming its file and line.
+    pub skipped: Vec<String>,
+}
+
+/// The samples of one recorded game and its winner (`None`: a draw). Plies after the rules
+/// end the game are ignored. A game whose result is neither decided by the rules nor recorded
+/// (`Ongoing`, a missing column) has no value target and is refused.
+///
+/// # Errors
+/// An illegal ply (with its number), or an unknown result.
+pub fn game_samples(record: &ArchiveGame, variant: &'static Variant, options: &ImportOptions) -> Result<(Vec<Sample>, Option<Side>), String> {
+    let mut game = Game::new(variant);
+    let mut samples = Vec::new();
+    for (i, ply) in record.plies.iter().enumerate() {
+        if game.outcome().is_over() {
+            break;
+        }
+        if i >= options.skip_plies {
+            let mut sample = Sample::of_position(game.position(), game.repetitions(), game.plies_since_capture(), game.ply());
+            sample.policy = vec![(tafl_nn::move_index(ply.mv.mv, variant.size()) as u16, 1.0)];
+            sample.weight = options.weight;
+            samples.push(sample);
+        }
+        game.play(ply.mv.mv).map_err(|e| format!("ply {} ({}): {e}", i + 1, ply.text))?;
+    }
+    let winner = match game.outcome() {
+        Outcome::Decided { winner, .. } => Some(winner),
+        Outcome::Draw { .. } => None,
+        Outcome::Ongoing => match record.result.as_deref() {
+            Some("Black") => Some(Side::Attackers),
+            Some("White") => Some(Side::Defenders),
+            Some("Draw") => None,
+            other => return Err(format!("no result: the rules do not end the game and the record says `{}`", other.unwrap_or(""))),
+        },
+    };
+    for s in &mut samples {
+        s.value = match winner {
+            Some(w) if w == s.side() => 1.0,
+            Some(_) => -1.0,
+            None => 0.0,
+        };
+        s.root_value = s.value;
+    }
+    Ok((samples, winner))
+}
+
+/// Reads archive records from `text` (named `source` in messages) and writes their samples as
+/// shards into the run's `selfplay/import/`. Unreadable or illegal lines are skipped and named
+/// in [`ImportStats::skipped`]; repeated games are imported once.
+///
+/// # Errors
+/// A shard cannot be written.
+pub fn import_records(run: &RunDir, variant: &'static Variant, text: &str, source: &str, options: &ImportOptions) -> Result<ImportStats, ZeroError> {
+    let out = run.root().join("selfplay").join("import");
+    std::fs::create_dir_all(&out).map_err(|e| ZeroError::io(&out, e))?;
+    let mut stats = ImportStats::default();
+    let mut seen = HashSet::new();
+    let mut batch: Vec<Sample> = Vec::new();
+    let mut batch_games = 0u64;
+    let mut written = 0u32;
+    let mut flush = |batch: &mut Vec<Sample>, games: &mut u64| -> Result<(), ZeroError> {
+        if *games == 0 {
+            return Ok(());
+        }
+        written += 1;
+        let header = ShardHeader {
+            format_version: 0,
+            variant: variant.name().to_string(),
+            encoding_version: tafl_nn::ENCODING_VERSION,
+            board_size: variant.size(),
+            count: 0,
+            games: *games,
+            model: format!("import {source}"),
+            created: now() as u64,
+            payload_len: 0,
+            checksum: 0,
+        };
+        let stem = format!("{:013}-{}-{written:04}", (now() * 1000.0) as u64, std::process::id());
+        write_shard(&out.join(format!("{stem}.bin")), header, batch)?;
+        batch.clear();
+        *games = 0;
+        Ok(())
+    };
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("moves,") {
+            continue;
+        }
+        let moves = line.split(',').next().unwrap_or_default();
+        if !seen.insert(moves.to_string()) {
+            stats.duplicates += 1;
+            continue;
+        }
+        let parsed = parse_archive_line(line, variant.size())
+            .map_err(|e| format!("column {}: {}", e.column, e.message))
+            .and_then(|record| game_samples(&record, variant, options));
+        let (samples, winner) = match parsed {
+            Ok(x) => x,
+            Err(e) => {
+                stats.skipped.push(format!("{source}:{}: {e}", i + 1));
+                continue;
+            }
+        };
+        match winner {
+            Some(Side::Attackers) => stats.attacker_wins += 1,
+            Some(Side::Defenders) => stats.defender_wins += 1,
+            None => stats.draws += 1,
+        }
+        stats.games += 1;
+        stats.samples += samples.len() as u64;
+        batch.extend(samples);
+        batch_games += 1;
+        if batch_games >= options.shard_games.max(1) as u64 {
+            flush(&mut batch, &mut batch_games)?;
+        }
+    }
+    flush(&mut batch, &mut batch_games)?;
+    Ok(stats)
+}
+
+/// [`import_records`] on a file.
+///
+/// # Errors
+/// The file cannot be read, or a shard cannot be written.
+pub fn import_file(run: &RunDir, variant: &'static Variant, path: &Path, options: &ImportOptions) -> Result<ImportStats, ZeroError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ZeroError::io(path, e))?;
+    import_records(run, variant, &text, &path.display().to_string(), options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimize::shard_expect;
+    use crate::shard::read_shard;
+
+    const ARCHIVE: &str = include_str!("../../tafl-rules/tests/data/copenhagen-11x11-archive.csv");
+
+    fn copenhagen() -> &'static Variant {
+        Variant::preset("copenhagen").expect("preset")
+    }
+
+    fn line(text: &str) -> ArchiveGame {
+        parse_archive_line(text, 11).expect("a valid line")
+    }
+
+    #[test]
+    fn each_ply_gives_a_sample_with_the_played_move_and_the_recorded_result() {
+        let v = copenhagen();
+        let record = line("d1-d3 e5-e2 f2-i2 d6-d9 a5-c5 e7-b7 a8-b8xb7,1,0,Black");
+        let (samples, winner) = game_samples(&record, v, &ImportOptions::default()).expect("legal");
+        assert_eq!(winner, Some(Side::Attackers));
+        assert_eq!(samples.len(), 7);
+        for (i, (s, ply)) in samples.iter().zip(&record.plies).enumerate() {
+            assert_eq!(usize::from(s.ply), i);
+            assert_eq!(s.policy, vec![(tafl_nn::move_index(ply.mv.mv, 11) as u16, 1.0)]);
+            let expected = if s.side() == Side::Attackers { 1.0 } else { -1.0 };
+            assert_eq!(s.value, expected);
+            let position = s.position(v).expect("a position of the variant");
+            assert!(position.legal_moves().iter().any(|&m| m == ply.mv.mv), "ply {i} is legal in its sample");
+        }
+        let options = ImportOptions { skip_plies: 4, weight: 0.5, ..ImportOptions::default() };
+        let late = game_samples(&record, v, &options).expect("legal").0;
+        assert_eq!(late.len(), 3);
+        assert_eq!(late[0].ply, 4);
+        assert!(late.iter().all(|s| s.weight == 0.5));
+        let draw = game_samples(&line("d1-d3 e5-e2,0,0,Draw"), v, &ImportOptions::default()).expect("legal").0;
+        assert!(draw.iter().all(|s| s.value == 0.0));
+    }
+
+    #[test]
+    fn games_without_a_result_or_with_an_illegal_ply_are_refused() {
+        let v = copenhagen();
+        let e = game_samples(&line("d1-d3 e5-e2,0,0,Ongoing"), v, &ImportOptions::default()).unwrap_err();
+        assert!(e.contains("Ongoing"), "{e}");
+        // d1 is empty after d1-d3: the third ply moves nothing.
+        let e = game_samples(&line("d1-d3 e5-e2 d1-d2,0,0,Black"), v, &ImportOptions::default()).unwrap_err();
+        assert!(e.starts_with("ply 3 (d1-d2)"), "{e}");
+    }
+
+    #[test]
+    fn the_human_archive_imports_into_readable_shards_once() {
+        let v = copenhagen();
+        let root = std::env::temp_dir().join(format!("tafl-zero-import-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).expect("run dir");
+        let doubled = format!("{ARCHIVE}\nthis is not a record,0,0,Black\n{ARCHIVE}");
+        let stats = import_records(&run, v, &doubled, "archive.csv", &ImportOptions::default()).expect("import");
+        let lines = ARCHIVE.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).count() as u64;
+        assert_eq!(stats.duplicates, lines, "the second copy is skipped");
+        let ongoing = ARCHIVE.lines().filter(|l| l.ends_with(",Ongoing")).count() as u64;
+        assert!(stats.games >= lines - ongoing - 5 && stats.games <= lines, "{stats:?}");
+        assert_eq!(stats.games, stats.attacker_wins + stats.defender_wins + stats.draws);
+        let bad = doubled.lines().position(|l| l.starts_with("this is")).expect("the bad line") + 1;
+        assert!(stats.skipped.iter().any(|s| s.starts_with(&format!("archive.csv:{bad}: column 1"))), "{:?}", stats.skipped);
+        let (shards, warnings) = run.shards(&shard_expect(v));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let mut samples = 0;
+        let mut games = 0;
+        for shard in &shards {
+            let (header, content) = read_shard(&shard.path, &shard_expect(v)).expect("a valid shard");
+            samples += content.len() as u64;
+            games += header.games;
+            assert!(content.iter().all(|s| s.policy.len() == 1 && s.value.abs() <= 1.0));
+        }
+        assert_eq!((samples, games), (stats.samples, stats.games));
+        assert!(stats.samples > 40 * stats.games, "about 50 plies per game: {stats:?}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
