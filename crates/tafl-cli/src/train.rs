@@ -280,7 +280,7 @@ pub fn import(args: &ImportArgs) -> Result<u8, Failure> {
     let options = tafl_zero::import::ImportOptions { skip_plies: args.skip_plies, weight: args.weight, ..Default::default() };
     for path in &args.records {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?;
-        let stats = tafl_zero::import::import_records(&run.dir, run.variant, &text, &path.display().to_string(), &options).map_err(failed)?;
+        let stats = tafl_zero::import::import_records(&run.dir.import_dir(), run.variant, &text, &path.display().to_string(), &options).map_err(failed)?;
         for line in stats.skipped.iter().take(20) {
             eprintln!("warning: skipped {line}");
         }

@@ -74,6 +74,9 @@ fn train_survives_kill_9_and_completes() {
         tafl_nn::checkpoint::load(&dir.model_dir(id), &expected, &tafl_nn::device()).unwrap_or_else(|e| panic!("{id}: {e}"));
     }
     assert!(models.contains(&dir.best_model().unwrap()));
+    // The warm start's teacher games were imported once, and nothing half-written is left.
+    assert!(!files_with(&dir.import_dir(), "bin").is_empty());
+    assert!(!run.join("selfplay/.import-partial").exists());
     assert!(dir.arena_result("gate-m000002.json").is_some());
 
     // The self-play records are archive lines that `tafl replay` accepts.

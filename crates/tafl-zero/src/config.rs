@@ -53,6 +53,8 @@ pub struct RunConfig {
     pub gate: GateConfig,
     /// The best model against fixed opponents.
     pub evaluate: EvaluateConfig,
+    /// Recorded and teacher games trained on before the first self-play game.
+    pub warm_start: WarmStartConfig,
 }
 
 /// `[run]`: the variant, length and seed.
@@ -329,6 +331,51 @@ impl Default for EvaluateConfig {
     }
 }
 
+/// `[warm-start]`: games imported once, before the first self-play game, and a longer first
+/// training round on them (see [`crate::import`] for why).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct WarmStartConfig {
+    /// Archive record files (relative to the working directory), or `human`: the 860 finished
+    /// human Copenhagen 11x11 games built into tafl.
+    pub records: Vec<String>,
+    /// A player spec that plays `teacher-games` games against itself (e.g. `alphabeta:depth=3`);
+    /// empty for none.
+    pub teacher: String,
+    /// See `teacher`.
+    pub teacher_games: usize,
+    /// Random plies before each teacher game (they give no sample), so that the games differ.
+    pub teacher_opening_plies: usize,
+    /// Teacher games longer than this are draws.
+    pub teacher_max_plies: usize,
+    /// Teacher games played at once.
+    pub threads: usize,
+    /// Training steps of the first round, on the imported samples.
+    pub steps: u32,
+}
+
+impl Default for WarmStartConfig {
+    fn default() -> Self {
+        WarmStartConfig {
+            records: Vec::new(),
+            teacher: String::new(),
+            teacher_games: 0,
+            teacher_opening_plies: 8,
+            teacher_max_plies: 300,
+            threads: 2,
+            steps: 1000,
+        }
+    }
+}
+
+impl WarmStartConfig {
+    /// True when there is anything to import.
+    #[must_use]
+    pub fn enabled(&self) -> bool {
+        !self.records.is_empty() || (!self.teacher.is_empty() && self.teacher_games > 0)
+    }
+}
+
 impl RunConfig {
     /// Parses and checks a config.
     ///
@@ -408,6 +455,13 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&self.gate.threshold) {
             return bad("gate.threshold", "must be a score in [0, 1]");
+        }
+        let w = &self.warm_start;
+        if !w.teacher.is_empty() && w.teacher.parse::<tafl_arena::PlayerSpec>().is_err() {
+            return bad("warm-start.teacher", "is not a player spec (e.g. `alphabeta:depth=3`)");
+        }
+        if w.enabled() && w.steps == 0 {
+            return bad("warm-start.steps", "must be above 0 when there is anything to import");
         }
         Ok(())
     }
@@ -491,5 +545,7 @@ mod tests {
     fn bad_values_name_the_key() {
         let e = RunConfig::from_toml("[optimize]\nbatch-size = 0\n").unwrap_err().to_string();
         assert!(e.contains("optimize.batch-size"), "{e}");
+        let e = RunConfig::from_toml("[warm-start]\nrecords = [\"human\"]\nsteps = 0\n").unwrap_err().to_string();
+        assert!(e.contains("warm-start.steps"), "{e}");
     }
 }

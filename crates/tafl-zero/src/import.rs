@@ -10,13 +10,21 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use tafl_arena::{PlayerFactory, PlayerSpec, play_game, random_openings};
 use tafl_rules::notation::{ArchiveGame, parse_archive_line};
 use tafl_rules::{Game, Outcome, Side, Variant};
 
-use crate::ZeroError;
-use crate::rundir::{RunDir, now};
+use crate::config::WarmStartConfig;
+use crate::rundir::now;
 use crate::shard::{Sample, ShardHeader, write_shard};
+use crate::{Observer, ZeroError};
+
+/// The finished human Copenhagen 11x11 games built into tafl (`human` in `[warm-start]`
+/// records): 876 records of the aagenielsen.dk server, 860 of them with a result.
+pub const HUMAN_COPENHAGEN: &str = include_str!("../../tafl-rules/tests/data/copenhagen-11x11-archive.csv");
 
 /// How records become samples.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,14 +105,13 @@ pub fn game_samples(record: &ArchiveGame, variant: &'static Variant, options: &I
 }
 
 /// Reads archive records from `text` (named `source` in messages) and writes their samples as
-/// shards into the run's `selfplay/import/`. Unreadable or illegal lines are skipped and named
-/// in [`ImportStats::skipped`]; repeated games are imported once.
+/// shards into `out` (a run's `selfplay/import/`). Unreadable or illegal lines are skipped and
+/// named in [`ImportStats::skipped`]; repeated games are imported once.
 ///
 /// # Errors
 /// A shard cannot be written.
-pub fn import_records(run: &RunDir, variant: &'static Variant, text: &str, source: &str, options: &ImportOptions) -> Result<ImportStats, ZeroError> {
-    let out = run.root().join("selfplay").join("import");
-    std::fs::create_dir_all(&out).map_err(|e| ZeroError::io(&out, e))?;
+pub fn import_records(out: &Path, variant: &'static Variant, text: &str, source: &str, options: &ImportOptions) -> Result<ImportStats, ZeroError> {
+    std::fs::create_dir_all(out).map_err(|e| ZeroError::io(out, e))?;
     let mut stats = ImportStats::default();
     let mut seen = HashSet::new();
     let mut batch: Vec<Sample> = Vec::new();
@@ -170,13 +177,53 @@ pub fn import_records(run: &RunDir, variant: &'static Variant, text: &str, sourc
     Ok(stats)
 }
 
-/// [`import_records`] on a file.
+/// Plays `warm.teacher-games` games of `teacher` against itself, each from its own random
+/// opening of `warm.teacher-opening-plies` plies, `warm.threads` at a time; returns them as
+/// archive lines. A game the teacher forfeits is left out.
 ///
 /// # Errors
-/// The file cannot be read, or a shard cannot be written.
-pub fn import_file(run: &RunDir, variant: &'static Variant, path: &Path, options: &ImportOptions) -> Result<ImportStats, ZeroError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ZeroError::io(path, e))?;
-    import_records(run, variant, &text, &path.display().to_string(), options)
+/// The teacher cannot be built.
+pub fn teacher_games(
+    variant: &'static Variant,
+    teacher: &PlayerSpec,
+    factory: &dyn PlayerFactory,
+    warm: &WarmStartConfig,
+    seed: u64,
+    observer: &dyn Observer,
+) -> Result<String, ZeroError> {
+    let games = warm.teacher_games;
+    let limits = teacher.limits().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
+    factory.build(teacher, seed).map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
+    let openings = random_openings(variant, games, warm.teacher_opening_plies, seed);
+    let next = AtomicUsize::new(0);
+    let lines: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+    observer.stage(&format!("warm start: {} against itself", teacher.name), games as u64, "games");
+    std::thread::scope(|scope| {
+        for _ in 0..warm.threads.clamp(1, games.max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= games || observer.should_stop() {
+                        break;
+                    }
+                    let game_seed = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let (Ok(mut attackers), Ok(mut defenders)) = (factory.build(teacher, game_seed), factory.build(teacher, game_seed ^ 1)) else {
+                        continue;
+                    };
+                    let played = play_game(&openings[i % openings.len()], attackers.as_mut(), &limits, defenders.as_mut(), &limits, warm.teacher_max_plies);
+                    let mut lines = lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if !matches!(played.termination, tafl_arena::Termination::Forfeit { .. }) {
+                        lines.push((i, tafl_arena::record::archive_line(&played)));
+                    }
+                    observer.progress(lines.len() as u64, "");
+                }
+            });
+        }
+    });
+    observer.finish();
+    let mut lines = lines.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    lines.sort();
+    Ok(lines.into_iter().map(|(_, l)| l + "\n").collect())
 }
 
 #[cfg(test)]
@@ -185,7 +232,7 @@ mod tests {
     use crate::optimize::shard_expect;
     use crate::shard::read_shard;
 
-    const ARCHIVE: &str = include_str!("../../tafl-rules/tests/data/copenhagen-11x11-archive.csv");
+    const ARCHIVE: &str = HUMAN_COPENHAGEN;
 
     fn copenhagen() -> &'static Variant {
         Variant::preset("copenhagen").expect("preset")
@@ -208,7 +255,7 @@ mod tests {
             let expected = if s.side() == Side::Attackers { 1.0 } else { -1.0 };
             assert_eq!(s.value, expected);
             let position = s.position(v).expect("a position of the variant");
-            assert!(position.legal_moves().iter().any(|&m| m == ply.mv.mv), "ply {i} is legal in its sample");
+            assert!(position.legal_moves().contains(&ply.mv.mv), "ply {i} is legal in its sample");
         }
         let options = ImportOptions { skip_plies: 4, weight: 0.5, ..ImportOptions::default() };
         let late = game_samples(&record, v, &options).expect("legal").0;
@@ -234,9 +281,9 @@ mod tests {
         let v = copenhagen();
         let root = std::env::temp_dir().join(format!("tafl-zero-import-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        let run = RunDir::open(&root).expect("run dir");
+        let run = crate::RunDir::open(&root).expect("run dir");
         let doubled = format!("{ARCHIVE}\nthis is not a record,0,0,Black\n{ARCHIVE}");
-        let stats = import_records(&run, v, &doubled, "archive.csv", &ImportOptions::default()).expect("import");
+        let stats = import_records(&run.import_dir(), v, &doubled, "archive.csv", &ImportOptions::default()).expect("import");
         let lines = ARCHIVE.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).count() as u64;
         assert_eq!(stats.duplicates, lines, "the second copy is skipped");
         let ongoing = ARCHIVE.lines().filter(|l| l.ends_with(",Ongoing")).count() as u64;
@@ -257,5 +304,24 @@ mod tests {
         assert_eq!((samples, games), (stats.samples, stats.games));
         assert!(stats.samples > 40 * stats.games, "about 50 plies per game: {stats:?}");
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn teacher_games_are_legal_records_from_different_openings() {
+        let v = Variant::preset("brandubh").expect("preset");
+        let teacher: PlayerSpec = "alphabeta:depth=1".parse().expect("spec");
+        let warm = WarmStartConfig { teacher_games: 6, teacher_opening_plies: 4, teacher_max_plies: 60, threads: 2, ..WarmStartConfig::default() };
+        let text = teacher_games(v, &teacher, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).expect("games");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 6);
+        let openings: HashSet<String> = lines.iter().map(|l| l.split(' ').take(4).collect::<Vec<_>>().join(" ")).collect();
+        assert!(openings.len() > 1, "{openings:?}");
+        let options = ImportOptions { skip_plies: 4, ..ImportOptions::default() };
+        for line in lines {
+            let (samples, _) = game_samples(&parse_archive_line(line, v.size()).expect("archive line"), v, &options).expect("legal");
+            assert!(samples.iter().all(|s| s.ply >= 4));
+        }
+        let bad: PlayerSpec = "nobody".parse().expect("spec");
+        assert!(teacher_games(v, &bad, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).is_err());
     }
 }

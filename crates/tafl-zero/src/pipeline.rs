@@ -15,6 +15,7 @@ use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
 
 use crate::config::{DEFAULT_CONFIG, RunConfig};
+use crate::import::{HUMAN_COPENHAGEN, ImportOptions, ImportStats, import_records, teacher_games};
 use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, train_round};
 use crate::players::ZeroFactory;
 use crate::rundir::{RunDir, now};
@@ -216,7 +217,17 @@ impl Run {
     /// # Errors
     /// See [`train_round`].
     pub fn optimize(&self, observer: &dyn Observer, force: bool) -> Result<Option<RoundReport>, ZeroError> {
-        let report = train_round(&self.dir, &self.config, self.variant, observer, force)?;
+        let warm = &self.config.warm_start;
+        let first_round = self.dir.latest_model().is_none_or(|id| id == crate::rundir::model_id(0));
+        let report = if first_round && warm.enabled() && self.dir.import_dir().exists() {
+            // The first round trains on the imported games alone: as long as the config says.
+            let mut config = self.config.clone();
+            config.optimize.min_steps = warm.steps;
+            config.optimize.max_steps = warm.steps;
+            train_round(&self.dir, &config, self.variant, observer, force)?
+        } else {
+            train_round(&self.dir, &self.config, self.variant, observer, force)?
+        };
         if let Some(r) = &report {
             observer.info(&format!(
                 "optimize {} (from {}): {} steps x {} on a window of {} samples ({} new), loss {:.3} -> {:.3} (policy {:.3}, value {:.3}), {:.0} samples/s",
@@ -224,6 +235,71 @@ impl Run {
             ));
         }
         Ok(report)
+    }
+
+    /// Imports the `[warm-start]` games, once: human records and teacher games go to a hidden
+    /// directory that becomes `selfplay/import/` when complete, so a killed warm start starts
+    /// again from nothing. Nothing to do once the run has trained a model, or when it already has
+    /// `selfplay/import/` (from an earlier warm start or `tafl import`).
+    ///
+    /// # Errors
+    /// A record file does not read, the teacher cannot be built, or a shard cannot be written.
+    pub fn warm_start(&self, observer: &dyn Observer) -> Result<(), ZeroError> {
+        let w = &self.config.warm_start;
+        let done = self.dir.import_dir();
+        let fresh = self.dir.latest_model().is_none_or(|id| id == crate::rundir::model_id(0));
+        if !w.enabled() || done.exists() || !fresh {
+            return Ok(());
+        }
+        let staging = self.dir.root().join("selfplay").join(".import-partial");
+        let _ = std::fs::remove_dir_all(&staging);
+        let mut log = Vec::new();
+        for source in &w.records {
+            let (text, name) = if source == "human" {
+                if self.variant.name() != "copenhagen" {
+                    return Err(ZeroError::Other(format!("warm-start.records: `human` holds Copenhagen 11x11 games, not {}", self.variant.name())));
+                }
+                (HUMAN_COPENHAGEN.to_string(), "human Copenhagen games".to_string())
+            } else {
+                let path = Path::new(source);
+                (std::fs::read_to_string(path).map_err(|e| ZeroError::io(path, e))?, source.clone())
+            };
+            let stats = import_records(&staging, self.variant, &text, &name, &ImportOptions::default())?;
+            log.push(self.imported(&name, &stats, observer));
+        }
+        if !w.teacher.is_empty() && w.teacher_games > 0 {
+            let teacher: tafl_arena::PlayerSpec =
+                w.teacher.parse().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", w.teacher)))?;
+            let seed = self.config.run.seed ^ 0x7EAC_4E55;
+            let lines = teacher_games(self.variant, &teacher, &self.factory, w, seed, observer)?;
+            if observer.should_stop() {
+                return Ok(());
+            }
+            let options = ImportOptions { skip_plies: w.teacher_opening_plies, ..ImportOptions::default() };
+            let name = format!("{} against itself", teacher.name);
+            let stats = import_records(&staging, self.variant, &lines, &name, &options)?;
+            log.push(self.imported(&name, &stats, observer));
+        }
+        std::fs::rename(&staging, &done).map_err(|e| ZeroError::io(&done, e))?;
+        self.dir.log_metric("warm-start", serde_json::json!({ "sources": log }));
+        Ok(())
+    }
+
+    fn imported(&self, name: &str, stats: &ImportStats, observer: &dyn Observer) -> serde_json::Value {
+        observer.info(&format!(
+            "warm start: {name}: {} games (attackers/defenders/draws {}/{}/{}), {} samples, {} repeated and {} unusable skipped",
+            stats.games,
+            stats.attacker_wins,
+            stats.defender_wins,
+            stats.draws,
+            stats.samples,
+            stats.duplicates,
+            stats.skipped.len()
+        ));
+        serde_json::json!({
+            "source": name, "games": stats.games, "samples": stats.samples,
+            "attacker_wins": stats.attacker_wins, "defender_wins": stats.defender_wins, "draws": stats.draws,
+        })
     }
 
     /// Gates `candidate` (default: the newest model) against the best.
@@ -292,6 +368,7 @@ impl Run {
         let expected = expected_for(self.variant);
         let started = Instant::now();
         ensure_initial_model(&self.dir, &self.config, self.variant)?;
+        self.warm_start(observer)?;
         observer.info(&format!(
             "run {} ({}, {} net, {} games per iteration{})",
             self.dir.root().display(),

@@ -137,6 +137,13 @@ impl RunDir {
     pub fn selfplay_dir(&self, model: &str) -> PathBuf {
         self.root.join("selfplay").join(model)
     }
+
+    /// Where imported games' shards go (`selfplay/import/`; `tafl import`, the warm start).
+    #[must_use]
+    pub fn import_dir(&self) -> PathBuf {
+        self.root.join("selfplay").join("import")
+    }
+
     /// `arena/`.
     #[must_use]
     pub fn arena_dir(&self) -> PathBuf {
@@ -223,6 +230,10 @@ impl RunDir {
         let mut warnings = Vec::new();
         let selfplay = self.root.join("selfplay");
         for model in fs::read_dir(&selfplay).into_iter().flatten().flatten() {
+            // A hidden directory is an import still being written.
+            if model.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
             for entry in fs::read_dir(model.path()).into_iter().flatten().flatten() {
                 let path = entry.path();
                 let name = entry.file_name();
