@@ -276,11 +276,14 @@ pub fn import(args: &ImportArgs) -> Result<u8, Failure> {
     if !(args.weight.is_finite() && args.weight > 0.0) {
         return Err(bad_input(anyhow!("--weight must be a positive number, not {}", args.weight)));
     }
+    let mut texts = Vec::new();
+    for path in &args.records {
+        texts.push(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?);
+    }
     let run = open(&args.run)?;
     let options = tafl_zero::import::ImportOptions { skip_plies: args.skip_plies, weight: args.weight, ..Default::default() };
-    for path in &args.records {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?;
-        let stats = tafl_zero::import::import_records(&run.dir.import_dir(), run.variant, &text, &path.display().to_string(), &options).map_err(failed)?;
+    for (path, text) in args.records.iter().zip(&texts) {
+        let stats = tafl_zero::import::import_records(&run.dir.import_dir(), run.variant, text, &path.display().to_string(), &options).map_err(failed)?;
         for line in stats.skipped.iter().take(20) {
             eprintln!("warning: skipped {line}");
         }

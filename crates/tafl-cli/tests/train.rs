@@ -112,3 +112,22 @@ fn unknown_config_keys_are_named() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("games-in-flite"));
     let _ = std::fs::remove_dir_all(&run);
 }
+
+#[test]
+fn import_turns_records_into_shards_and_refuses_missing_files() {
+    let run = temp_run("import");
+    let archive = concat!(env!("CARGO_MANIFEST_DIR"), "/../tafl-rules/tests/data/copenhagen-11x11-archive.csv");
+    let missing = tafl().args(["import", "--run", run.to_str().unwrap(), "/nonexistent/games.csv"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/games.csv"));
+    assert!(!run.exists(), "a failed import leaves no run behind");
+
+    let out = tafl().args(["import", "--run", run.to_str().unwrap(), archive]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(": 860 games (370 attacker wins, 486 defender wins, 4 draws)"), "{stdout}");
+    let expect = ShardExpect { variant: "copenhagen".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let samples: usize = files_with(&run.join("selfplay/import"), "bin").iter().map(|p| read_shard(p, &expect).unwrap().1.len()).sum();
+    assert!(stdout.contains(&format!("{samples} samples")), "{stdout}");
+    let _ = std::fs::remove_dir_all(&run);
+}
