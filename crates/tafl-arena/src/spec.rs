@@ -238,8 +238,9 @@ pub const BUILTIN_KINDS: &str = "random, alphabeta, htp";
 /// Builds a player that needs no network:
 /// * `random[:seed=N]`: uniformly random moves; the seed is mixed with the game's seed;
 /// * `alphabeta[:depth=N][,time=DUR][,nodes=N]`: the alpha-beta baseline;
-/// * `htp:[timeout=DUR,]cmd=PROGRAM ARGS`: an external engine over HTP, `timeout` per move
-///   (default 60 s); `cmd` must come last.
+/// * `htp:[timeout=DUR,][tcp=true,]cmd=PROGRAM ARGS`: an external engine over HTP, `timeout`
+///   per move (default 60 s); with `tcp=true` the engine connects to us (the reference engine's
+///   `--host` mode, see `tafl_protocol::htp::client`); `cmd` must come last.
 ///
 /// Every kind also takes `name=…` for tables. Any other kind is [`SpecError::UnknownKind`].
 pub fn builtin_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
@@ -254,9 +255,14 @@ pub fn builtin_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Playe
             Ok(Box::new(AlphaBeta::new(spec.limits()?)))
         }
         "htp" => {
-            spec.check_keys(&["cmd", "timeout"])?;
+            spec.check_keys(&["cmd", "timeout", "tcp"])?;
             let cmd = spec.get("cmd").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "cmd".into() })?;
             let mut config = HtpConfig::from_command_line(cmd).map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
+            config.tcp = match spec.get("tcp") {
+                None | Some("false") => false,
+                Some("true") => true,
+                Some(v) => return Err(bad("tcp", v, "true or false")),
+            };
             if let Some(t) = spec.duration("timeout")? {
                 config.move_timeout = t;
             }

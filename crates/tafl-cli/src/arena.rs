@@ -19,7 +19,10 @@ use crate::{Failure, bad_input, variant};
 const ARENA_HELP: &str = "Player specs: KIND:KEY=VALUE,...
   random[:seed=N]                      uniformly random moves
   alphabeta[:depth=N][,time=1s][,nodes=N]   the alpha-beta baseline
-  htp:[timeout=60s,]cmd=PROGRAM ARGS   an external engine over HTP (cmd comes last)
+  htp:[timeout=60s,][tcp=true,]cmd=PROGRAM ARGS
+                                       an external engine over HTP (cmd comes last); tcp=true:
+                                       it connects to us (the reference's --host mode, which
+                                       takes --ai basic --depth N)
   mcts:model=PATH[,visits=200][,batch=8][,gumbel=true][,cache=N][,seed=N][,time=1s]
                                        MCTS guided by a checkpoint (a checkpoint directory, or a
                                        run directory: its models/best); model=none: uniform priors
@@ -30,6 +33,7 @@ Examples:
   tafl arena --a mcts:model=PATH,visits=200 --b alphabeta:depth=2 --games 100 --threads 2
   tafl arena --a alphabeta:depth=3 --b alphabeta:depth=2 --games 400 --sprt elo0=0,elo1=20 --out data/arena/ab3-ab2
   tafl arena --a alphabeta:depth=2 --b 'htp:cmd=hnefatafl-text-protocol' --games 20 --threads 2
+  tafl arena --a alphabeta:depth=2 --b 'htp:tcp=true,cmd=hnefatafl-text-protocol --ai basic --depth 3' --games 50
   tafl arena --players players.toml --games 20 --out data/arena/ladder --plot
 
 players.toml:

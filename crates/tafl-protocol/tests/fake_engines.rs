@@ -13,8 +13,26 @@ fn fake(script: &str) -> HtpPlayer {
         move_timeout: Duration::from_millis(500),
         command_timeout: Duration::from_millis(500),
         name: Some("fake".into()),
+        tcp: false,
     };
     HtpPlayer::spawn(config).expect("sh starts")
+}
+
+/// A fake engine in the reference's `--host` mode: bash connects to the address it is given
+/// (its `$1`, after `$0` = `--host`), reads commands from the socket, answers `generate_move`
+/// there with the move alone, `play` not at all, and anything else with `= ` on standard output.
+const TCP_ENGINE: &str = r#"exec 3<>/dev/tcp/$1/49152
+while read -r cmd rest <&3; do case "$cmd" in play) ;; generate_move) echo "play attacker d1 d4" >&3;; *) echo "= ";; esac; done"#;
+
+fn tcp_config(script: &str) -> HtpConfig {
+    HtpConfig {
+        program: "bash".into(),
+        args: vec!["-c".into(), script.into()],
+        move_timeout: Duration::from_millis(2000),
+        command_timeout: Duration::from_millis(2000),
+        name: Some("fake-tcp".into()),
+        tcp: true,
+    }
 }
 
 /// Answers `=` to everything, and `generate_move` with `REPLY`.
@@ -81,4 +99,29 @@ fn resignation_is_reported() {
     let mut p = fake(&engine_answering("play attacker resigns _"));
     let game = Game::new(Variant::copenhagen());
     assert!(matches!(p.generate(&game), Err(HtpError::Resigned)));
+}
+
+#[test]
+fn an_engine_that_connects_to_us_plays_a_game_each_run() {
+    use tafl_search::{Limits, Player};
+    let mut p = HtpPlayer::spawn(tcp_config(TCP_ENGINE)).expect("the fake engine connects");
+    let mut game = Game::new(Variant::copenhagen());
+    assert_eq!(p.generate(&game).unwrap().to_string(), "d1-d4");
+    // A second engine at once gets its own address.
+    let mut other = HtpPlayer::spawn(tcp_config(TCP_ENGINE)).expect("a second engine connects");
+    assert_eq!(other.generate(&game).unwrap().to_string(), "d1-d4");
+    // A new game starts a fresh engine (the reference exits after each game).
+    p.new_game();
+    game.play(tafl_rules::parse_move("h1-h3", 11).unwrap().mv).unwrap();
+    game.play(tafl_rules::parse_move("e5-e2", 11).unwrap().mv).unwrap();
+    p.new_game();
+    assert_eq!(p.choose(&game, &Limits::default()).unwrap().mv.to_string(), "d1-d4");
+}
+
+#[test]
+fn an_engine_that_never_connects_fails_to_start() {
+    let e = HtpPlayer::spawn(tcp_config("sleep 10")).err().unwrap();
+    assert!(matches!(e, HtpError::Timeout { .. }), "{e}");
+    let e = HtpPlayer::spawn(tcp_config("echo 'no such flag' >&2; exit 2")).err().unwrap();
+    assert!(matches!(&e, HtpError::Died { stderr, .. } if stderr.contains("no such flag")), "{e}");
 }

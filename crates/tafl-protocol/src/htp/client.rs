@@ -25,9 +25,17 @@
 //!
 //! Only games from the variant's start position can be played (HTP has no command to set up a
 //! position); openings made of moves from the start work, FEN openings do not.
+//!
+//! # Engines that connect to a server ([`HtpConfig::tcp`])
+//! The reference engine chooses its search depth only in its `--host ADDR` mode, where it
+//! connects to `ADDR:49152` as the AI clients of hnefatafl.org do: it reads every command from
+//! the socket, answers `generate_move` there (the move alone, without `= `), `play` not at all,
+//! and other commands with `= …` on its standard output. It plays one game and exits. With `tcp`, the client listens on a free loopback address (127.0.0.2, .3, …) at
+//! port 49152, passes `--host ADDR` to the engine, and starts a fresh engine for every game.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
@@ -55,6 +63,8 @@ pub struct HtpConfig {
     pub command_timeout: Duration,
     /// The name in tables and records; by default `htp:` and the command line.
     pub name: Option<String>,
+    /// The engine connects to us (the reference's `--host` mode; see the module docs).
+    pub tcp: bool,
 }
 
 impl HtpConfig {
@@ -69,6 +79,7 @@ impl HtpConfig {
             move_timeout: Duration::from_secs(60),
             command_timeout: Duration::from_secs(10),
             name: None,
+            tcp: false,
         })
     }
 
@@ -151,6 +162,8 @@ pub struct HtpEngine {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// In [`HtpConfig::tcp`] mode: the connection and its lines.
+    socket: Option<(TcpStream, Receiver<String>)>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     stderr_reader: thread::JoinHandle<()>,
     dead: bool,
@@ -160,8 +173,16 @@ impl HtpEngine {
     /// Starts the engine.
     pub fn spawn(config: &HtpConfig) -> Result<HtpEngine, HtpError> {
         let spawn_error = |e: std::io::Error| HtpError::Spawn { program: config.program.clone(), message: e.to_string() };
+        let mut args = config.args.clone();
+        let listener = if config.tcp {
+            let (listener, host) = listen_on_loopback().map_err(spawn_error)?;
+            args.extend(["--host".to_string(), host]);
+            Some(listener)
+        } else {
+            None
+        };
         let mut child = Command::new(&config.program)
-            .args(&config.args)
+            .args(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -172,15 +193,7 @@ impl HtpEngine {
         let stdout = child.stdout.take().ok_or_else(missing)?;
         let stderr_pipe = child.stderr.take().ok_or_else(missing)?;
         // Reader threads end when the child closes its pipes (it exits or is killed).
-        let (tx, lines) = channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_reader(stdout);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&stderr);
         let stderr_reader = thread::spawn(move || {
@@ -193,7 +206,38 @@ impl HtpEngine {
                 kept.push_back(line);
             }
         });
-        Ok(HtpEngine { program: config.program.clone(), child, stdin, lines, stderr, stderr_reader, dead: false })
+        let mut engine = HtpEngine { program: config.program.clone(), child, stdin, lines, socket: None, stderr, stderr_reader, dead: false };
+        if let Some(listener) = listener {
+            let stream = engine.accept(&listener, config.command_timeout)?;
+            let reader = stream.try_clone().map_err(spawn_error)?;
+            engine.socket = Some((stream, line_reader(reader)));
+        }
+        Ok(engine)
+    }
+
+    /// Waits for the engine to connect.
+    fn accept(&mut self, listener: &TcpListener, timeout: Duration) -> Result<TcpStream, HtpError> {
+        let deadline = Instant::now() + timeout;
+        let failed = |e: std::io::Error| HtpError::Spawn { program: self.program.clone(), message: format!("no connection: {e}") };
+        listener.set_nonblocking(true).map_err(failed)?;
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    stream.set_nonblocking(false).map_err(failed)?;
+                    return Ok(stream);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(failed(e)),
+            }
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return Err(self.died("connect"));
+            }
+            if Instant::now() >= deadline {
+                self.kill();
+                return Err(HtpError::Timeout { command: "connect".into(), timeout });
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Sends one command and waits up to `timeout` for its answer; returns the text after `= `.
@@ -203,13 +247,30 @@ impl HtpEngine {
         if self.dead {
             return Err(self.died(command));
         }
-        if writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()).is_err() {
+        let verb = command.split_whitespace().next().unwrap_or_default();
+        let written = match &mut self.socket {
+            Some((stream, _)) => writeln!(stream, "{command}").and_then(|()| stream.flush()),
+            _ => writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()),
+        };
+        if written.is_err() {
             return Err(self.died(command));
         }
         let deadline = Instant::now() + timeout;
+        if self.socket.is_some() && verb == "play" {
+            // No answer comes; a refused move makes the engine exit, which the next command sees.
+            return Ok(String::new());
+        }
+        let from_socket = self.socket.is_some() && verb == "generate_move";
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
+            let received = match &self.socket {
+                Some((_, socket_lines)) if from_socket => socket_lines.recv_timeout(left),
+                _ => self.lines.recv_timeout(left),
+            };
+            if from_socket && let Ok(line) = &received {
+                return Ok(line.trim().to_string());
+            }
+            match received {
                 Ok(line) => {
                     let line = line.trim_end();
                     if let Some(rest) = line.strip_prefix('=') {
@@ -269,6 +330,37 @@ impl Drop for HtpEngine {
     }
 }
 
+/// Lines read from `source` by a thread that ends when the source closes.
+fn line_reader(source: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = channel();
+    thread::spawn(move || {
+        for line in BufReader::new(source).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// The port the reference engine appends to `--host`.
+pub const DRIVER_PORT: u16 = 49152;
+
+/// Binds the first free loopback address (127.0.0.2 and up) at [`DRIVER_PORT`]: one per engine,
+/// so that games can run side by side.
+fn listen_on_loopback() -> std::io::Result<(TcpListener, String)> {
+    let mut last = std::io::Error::other("no loopback address free");
+    for host in 2..=254u8 {
+        let ip = std::net::Ipv4Addr::new(127, 0, 0, host);
+        match TcpListener::bind((ip, DRIVER_PORT)) {
+            Ok(listener) => return Ok((listener, ip.to_string())),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// An external engine over HTP as a [`Player`]. Limits other than the move timeout are the
 /// engine's business (pass them on its command line).
 pub struct HtpPlayer {
@@ -278,6 +370,9 @@ pub struct HtpPlayer {
     seen: Vec<Move>,
     /// The engine's board may not be at the start (after `new_game`).
     needs_reset: bool,
+    /// The engine has not been asked for a move yet (a [`HtpConfig::tcp`] engine then need not
+    /// be replaced for a new game).
+    fresh: bool,
 }
 
 impl HtpPlayer {
@@ -289,7 +384,7 @@ impl HtpPlayer {
             Ok(_) | Err(HtpError::Refused { .. }) => {}
             Err(e) => return Err(HtpError::Spawn { program: config.program.clone(), message: e.to_string() }),
         }
-        Ok(HtpPlayer { config, engine, seen: Vec::new(), needs_reset: true })
+        Ok(HtpPlayer { config, engine, seen: Vec::new(), needs_reset: true, fresh: true })
     }
 
     /// Chooses a move, with the protocol error on failure.
@@ -303,6 +398,11 @@ impl HtpPlayer {
         let first = game.start().side_to_move();
         let side_at = |ply: usize| if ply.is_multiple_of(2) { first } else { first.opponent() };
         if self.needs_reset || !moves.starts_with(&self.seen) {
+            if self.config.tcp && !self.fresh {
+                // Such an engine plays one game and exits: a fresh one for each game.
+                self.engine = HtpEngine::spawn(&self.config)?;
+            }
+            self.fresh = false;
             self.engine.send(&format!("board_size {size}"), self.config.command_timeout)?;
             if first == Side::Defenders {
                 self.engine.send("first_move defender", self.config.command_timeout)?;
