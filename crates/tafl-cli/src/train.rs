@@ -13,7 +13,8 @@ use tafl_zero::{Observer, Run, RunConfig, TrainLimits};
 use crate::{Failure, bad_input};
 
 const TRAIN_HELP: &str = "The run directory (default data/runs/default):
-  config.toml  models/<id>/  models/best  selfplay/<model>/*.bin,*.csv  arena/  logs/metrics.jsonl  report/
+  config.toml  models/<id>/  models/best  selfplay/<model>/*.bin,*.csv  selfplay/import/*.bin
+  arena/  logs/metrics.jsonl  report/
 
 Kill it at any moment (even kill -9) and start it again: it resumes from the files.
 Several `tafl selfplay --run DIR` processes (other machines too) may feed the same run.
