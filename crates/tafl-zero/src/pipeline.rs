@@ -218,8 +218,7 @@ impl Run {
     /// See [`train_round`].
     pub fn optimize(&self, observer: &dyn Observer, force: bool) -> Result<Option<RoundReport>, ZeroError> {
         let warm = &self.config.warm_start;
-        let first_round = self.dir.latest_model().is_none_or(|id| id == crate::rundir::model_id(0));
-        let report = if first_round && warm.enabled() && self.dir.import_dir().exists() {
+        let report = if self.untrained() && warm.enabled() && self.dir.import_dir().exists() {
             // The first round trains on the imported games alone: as long as the config says.
             let mut config = self.config.clone();
             config.optimize.min_steps = warm.steps;
@@ -247,8 +246,7 @@ impl Run {
     pub fn warm_start(&self, observer: &dyn Observer) -> Result<(), ZeroError> {
         let w = &self.config.warm_start;
         let done = self.dir.import_dir();
-        let fresh = self.dir.latest_model().is_none_or(|id| id == crate::rundir::model_id(0));
-        if !w.enabled() || done.exists() || !fresh {
+        if !w.enabled() || done.exists() || !self.untrained() {
             return Ok(());
         }
         let staging = self.dir.root().join("selfplay").join(".import-partial");
@@ -265,7 +263,7 @@ impl Run {
                 (std::fs::read_to_string(path).map_err(|e| ZeroError::io(path, e))?, source.clone())
             };
             let stats = import_records(&staging, self.variant, &text, &name, &ImportOptions::default())?;
-            log.push(self.imported(&name, &stats, observer));
+            log.push(imported(&name, &stats, observer));
         }
         if !w.teacher.is_empty() && w.teacher_games > 0 {
             let teacher: tafl_arena::PlayerSpec =
@@ -278,28 +276,16 @@ impl Run {
             let options = ImportOptions { skip_plies: w.teacher_opening_plies, ..ImportOptions::default() };
             let name = format!("{} against itself", teacher.name);
             let stats = import_records(&staging, self.variant, &lines, &name, &options)?;
-            log.push(self.imported(&name, &stats, observer));
+            log.push(imported(&name, &stats, observer));
         }
         std::fs::rename(&staging, &done).map_err(|e| ZeroError::io(&done, e))?;
         self.dir.log_metric("warm-start", serde_json::json!({ "sources": log }));
         Ok(())
     }
 
-    fn imported(&self, name: &str, stats: &ImportStats, observer: &dyn Observer) -> serde_json::Value {
-        observer.info(&format!(
-            "warm start: {name}: {} games (attackers/defenders/draws {}/{}/{}), {} samples, {} repeated and {} unusable skipped",
-            stats.games,
-            stats.attacker_wins,
-            stats.defender_wins,
-            stats.draws,
-            stats.samples,
-            stats.duplicates,
-            stats.skipped.len()
-        ));
-        serde_json::json!({
-            "source": name, "games": stats.games, "samples": stats.samples,
-            "attacker_wins": stats.attacker_wins, "defender_wins": stats.defender_wins, "draws": stats.draws,
-        })
+    /// The run has no trained model yet (only the random `m000000`, or none).
+    fn untrained(&self) -> bool {
+        self.dir.latest_model().is_none_or(|id| id == crate::rundir::model_id(0))
     }
 
     /// Gates `candidate` (default: the newest model) against the best.
@@ -451,4 +437,22 @@ impl Run {
         );
         Ok(())
     }
+}
+
+/// Reports one imported source and returns it for the metrics.
+fn imported(name: &str, stats: &ImportStats, observer: &dyn Observer) -> serde_json::Value {
+    observer.info(&format!(
+        "warm start: {name}: {} games (attackers/defenders/draws {}/{}/{}), {} samples, {} repeated and {} unusable skipped",
+        stats.games,
+        stats.attacker_wins,
+        stats.defender_wins,
+        stats.draws,
+        stats.samples,
+        stats.duplicates,
+        stats.skipped.len()
+    ));
+    serde_json::json!({
+        "source": name, "games": stats.games, "samples": stats.samples,
+        "attacker_wins": stats.attacker_wins, "defender_wins": stats.defender_wins, "draws": stats.draws,
+    })
 }

@@ -30,8 +30,9 @@
 //! The reference engine chooses its search depth only in its `--host ADDR` mode, where it
 //! connects to `ADDR:49152` as the AI clients of hnefatafl.org do: it reads every command from
 //! the socket, answers `generate_move` there (the move alone, without `= `), `play` not at all,
-//! and other commands with `= …` on its standard output. It plays one game and exits. With `tcp`, the client listens on a free loopback address (127.0.0.2, .3, …) at
-//! port 49152, passes `--host ADDR` to the engine, and starts a fresh engine for every game.
+//! and other commands with `= …` on its standard output. It plays one game and exits. With
+//! `tcp`, the client listens on a free loopback address (127.0.0.2, .3, …) at port 49152, passes
+//! `--host ADDR` to the engine, and starts a fresh engine for every game.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -250,7 +251,7 @@ impl HtpEngine {
         let verb = command.split_whitespace().next().unwrap_or_default();
         let written = match &mut self.socket {
             Some((stream, _)) => writeln!(stream, "{command}").and_then(|()| stream.flush()),
-            _ => writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()),
+            None => writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()),
         };
         if written.is_err() {
             return Err(self.died(command));
