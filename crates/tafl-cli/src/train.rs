@@ -291,17 +291,7 @@ pub fn import(args: &ImportArgs) -> Result<u8, Failure> {
         if stats.skipped.len() > 20 {
             eprintln!("warning: … and {} more lines skipped", stats.skipped.len() - 20);
         }
-        println!(
-            "{}: {} games ({} attacker wins, {} defender wins, {} draws), {} samples; {} repeated and {} unusable lines skipped",
-            path.display(),
-            stats.games,
-            stats.attacker_wins,
-            stats.defender_wins,
-            stats.draws,
-            stats.samples,
-            stats.duplicates,
-            stats.skipped.len()
-        );
+        println!("{}: {}", path.display(), stats.summary());
     }
     Ok(0)
 }

@@ -125,7 +125,7 @@ fn import_turns_records_into_shards_and_refuses_missing_files() {
     let out = tafl().args(["import", "--run", run.to_str().unwrap(), archive]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains(": 860 games (370 attacker wins, 486 defender wins, 4 draws)"), "{stdout}");
+    assert!(stdout.contains(": 860 games (attackers/defenders/draws 370/486/4)"), "{stdout}");
     let expect = ShardExpect { variant: "copenhagen".into(), encoding_version: tafl_nn::ENCODING_VERSION };
     let samples: usize = files_with(&run.join("selfplay/import"), "bin").iter().map(|p| read_shard(p, &expect).unwrap().1.len()).sum();
     assert!(stdout.contains(&format!("{samples} samples")), "{stdout}");

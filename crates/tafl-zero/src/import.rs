@@ -62,6 +62,23 @@ pub struct ImportStats {
     pub skipped: Vec<String>,
 }
 
+impl ImportStats {
+    /// One line: games by result, samples, and lines skipped.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        format!(
+            "{} games (attackers/defenders/draws {}/{}/{}), {} samples; {} repeated and {} unusable lines skipped",
+            self.games,
+            self.attacker_wins,
+            self.defender_wins,
+            self.draws,
+            self.samples,
+            self.duplicates,
+            self.skipped.len()
+        )
+    }
+}
+
 /// The samples of one recorded game and its winner (`None`: a draw). Plies after the rules
 /// end the game are ignored. A game whose result is neither decided by the rules nor recorded
 /// (`Ongoing`, a missing column) has no value target and is refused.

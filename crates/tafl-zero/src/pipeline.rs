@@ -441,16 +441,7 @@ impl Run {
 
 /// Reports one imported source and returns it for the metrics.
 fn imported(name: &str, stats: &ImportStats, observer: &dyn Observer) -> serde_json::Value {
-    observer.info(&format!(
-        "warm start: {name}: {} games (attackers/defenders/draws {}/{}/{}), {} samples, {} repeated and {} unusable skipped",
-        stats.games,
-        stats.attacker_wins,
-        stats.defender_wins,
-        stats.draws,
-        stats.samples,
-        stats.duplicates,
-        stats.skipped.len()
-    ));
+    observer.info(&format!("warm start: {name}: {}", stats.summary()));
     serde_json::json!({
         "source": name, "games": stats.games, "samples": stats.samples,
         "attacker_wins": stats.attacker_wins, "defender_wins": stats.defender_wins, "draws": stats.draws,
