@@ -18,8 +18,7 @@ use tafl_rules::notation::{ArchiveGame, parse_archive_line};
 use tafl_rules::{Game, Outcome, Side, Variant};
 
 use crate::config::WarmStartConfig;
-use crate::rundir::now;
-use crate::shard::{Sample, ShardHeader, write_shard};
+use crate::shard::{Sample, ShardHeader, shard_stem, write_shard};
 use crate::{Observer, ZeroError};
 
 /// The finished human Copenhagen 11x11 games built into tafl (`human` in `[warm-start]`
@@ -111,11 +110,7 @@ pub fn game_samples(record: &ArchiveGame, variant: &'static Variant, options: &I
         },
     };
     for s in &mut samples {
-        s.value = match winner {
-            Some(w) if w == s.side() => 1.0,
-            Some(_) => -1.0,
-            None => 0.0,
-        };
+        s.set_outcome(winner);
         s.root_value = s.value;
     }
     Ok((samples, winner))
@@ -139,19 +134,8 @@ pub fn import_records(out: &Path, variant: &'static Variant, text: &str, source:
             return Ok(());
         }
         written += 1;
-        let header = ShardHeader {
-            format_version: 0,
-            variant: variant.name().to_string(),
-            encoding_version: tafl_nn::ENCODING_VERSION,
-            board_size: variant.size(),
-            count: 0,
-            games: *games,
-            model: format!("import {source}"),
-            created: now() as u64,
-            payload_len: 0,
-            checksum: 0,
-        };
-        let stem = format!("{:013}-{}-{written:04}", (now() * 1000.0) as u64, std::process::id());
+        let header = ShardHeader::new(variant, *games, format!("import {source}"));
+        let stem = shard_stem(written);
         write_shard(&out.join(format!("{stem}.bin")), header, batch)?;
         batch.clear();
         *games = 0;

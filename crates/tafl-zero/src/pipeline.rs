@@ -20,7 +20,7 @@ use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, t
 use crate::players::ZeroFactory;
 use crate::rundir::{RunDir, now};
 use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
-use crate::shard::{ShardHeader, write_atomic, write_shard};
+use crate::shard::{ShardHeader, shard_stem, write_atomic, write_shard};
 use crate::{Observer, ZeroError, evaluate, gate};
 
 /// When `train` stops besides the config's `run.iterations`.
@@ -136,23 +136,12 @@ impl Run {
                 return Ok(());
             }
             written += 1;
-            let stem = format!("{:013}-{}-{written:04}", (now() * 1000.0) as u64, std::process::id());
+            let stem = shard_stem(written);
             let records: String = buffer.iter().map(|g| format!("# {best} {} {} plies\n{}\n", g.reason, g.plies, g.record)).collect();
             let csv = out.join(format!("{stem}.csv"));
             write_atomic(&csv, records.as_bytes()).map_err(|e| ZeroError::io(&csv, e))?;
             let samples: Vec<_> = buffer.iter().flat_map(|g| g.samples.iter().cloned()).collect();
-            let header = ShardHeader {
-                format_version: 0,
-                variant: self.variant.name().to_string(),
-                encoding_version: tafl_nn::ENCODING_VERSION,
-                board_size: self.variant.size(),
-                count: 0,
-                games: buffer.len() as u64,
-                model: best.clone(),
-                created: now() as u64,
-                payload_len: 0,
-                checksum: 0,
-            };
+            let header = ShardHeader::new(self.variant, buffer.len() as u64, best.clone());
             write_shard(&out.join(format!("{stem}.bin")), header, &samples)?;
             buffer.clear();
             Ok(())

@@ -304,11 +304,7 @@ impl<'a> SelfPlay<'a> {
         };
         let mut samples = std::mem::take(&mut slot.samples);
         for s in &mut samples {
-            s.value = match winner {
-                Some(w) if w == s.side() => 1.0,
-                Some(_) => -1.0,
-                None => 0.0,
-            };
+            s.set_outcome(winner);
         }
         let false_resignation = slot.would_resign.map(|side| winner != Some(side.opponent()));
         FinishedGame { samples, record: archive_line(game, winner), plies: game.ply(), winner, reason, false_resignation }

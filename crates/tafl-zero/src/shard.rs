@@ -87,6 +87,16 @@ impl Sample {
         s
     }
 
+    /// Sets the value target from the game's winner (`None`: a draw): 1 when the side to move
+    /// won, -1 when it lost, 0 for a draw.
+    pub fn set_outcome(&mut self, winner: Option<Side>) {
+        self.value = match winner {
+            Some(w) if w == self.side() => 1.0,
+            Some(_) => -1.0,
+            None => 0.0,
+        };
+    }
+
     /// The side to move.
     #[must_use]
     pub fn side(&self) -> Side {
@@ -139,6 +149,33 @@ pub struct ShardHeader {
     pub payload_len: u64,
     /// FNV-1a 64 of the payload.
     pub checksum: u64,
+}
+
+impl ShardHeader {
+    /// The header of a new shard of `games` games of `variant` played by `model`; [`write_shard`]
+    /// fills in the version, count, length and checksum.
+    #[must_use]
+    pub fn new(variant: &Variant, games: u64, model: String) -> ShardHeader {
+        ShardHeader {
+            format_version: 0,
+            variant: variant.name().to_string(),
+            encoding_version: tafl_nn::ENCODING_VERSION,
+            board_size: variant.size(),
+            count: 0,
+            games,
+            model,
+            created: crate::rundir::now() as u64,
+            payload_len: 0,
+            checksum: 0,
+        }
+    }
+}
+
+/// A file stem for the `n`-th shard a process writes: milliseconds, process id and `n`, so
+/// that stems sort by time and writers on one run directory never collide.
+#[must_use]
+pub fn shard_stem(n: u32) -> String {
+    format!("{:013}-{}-{n:04}", (crate::rundir::now() * 1000.0) as u64, std::process::id())
 }
 
 /// What a reader requires of a shard.
