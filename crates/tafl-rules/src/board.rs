@@ -341,6 +341,30 @@ impl<B: Bits> Board<B> {
         !(self.king & g.escape).is_empty()
     }
 
+    /// A straight king move onto an escape square, whoever is to move: the king's only way to
+    /// win in one move besides an exit fort. The king stops only at pieces (he may cross the
+    /// empty throne and land on a corner).
+    pub fn king_escape_move(&self, g: &Geometry<B>) -> Option<(u32, u32)> {
+        if self.king.is_empty() {
+            return None;
+        }
+        let from = self.king.lowest();
+        let occ = self.occupied();
+        for dir in 0..4 {
+            let mut at = from;
+            while let Some(next) = g.step(at, dir) {
+                if occ.has(next) {
+                    break;
+                }
+                if g.escape.has(next) {
+                    return Some((from, next));
+                }
+                at = next;
+            }
+        }
+        None
+    }
+
     /// The king stands on the edge, can move, and is walled in by defenders that can never be
     /// captured, with no attacker inside.
     ///

@@ -296,6 +296,12 @@ impl Position {
     pub fn king_escaped(&self) -> bool {
         with_board!(self, |b, g| b.king_escaped(g))
     }
+    /// A king move straight onto an escape square, whoever is to move (with the attackers to
+    /// move: the threat they must stop). `None` without a king or when every line is blocked.
+    #[must_use]
+    pub fn king_escape_move(&self) -> Option<Move> {
+        with_board!(self, |b, g| b.king_escape_move(g).map(|(from, to)| Move::new(g.square[from as usize], g.square[to as usize])))
+    }
     /// The defenders have an exit fort (see the crate docs for the exact test).
     #[must_use]
     pub fn exit_fort(&self) -> bool {

@@ -290,6 +290,30 @@ fn edge_escape_wins_on_any_edge_square_and_frees_the_corners() {
     assert!(is_legal(&g, "a5-a1"));
 }
 
+#[test]
+fn the_escape_the_king_threatens_is_seen_whoever_is_to_move() {
+    // The lines from c3 end at c1, c11, a3 and k3: none of them a corner.
+    let g = copenhagen(A, "X: e5 h8  O: b2  K: c3");
+    assert_eq!(g.position().king_escape_move(), None);
+    // From c1 the king sees a1 (b1 empty) but not k1 (h1 blocks).
+    let g = copenhagen(A, "X: e5 h1  O: b2  K: c1");
+    assert_eq!(g.position().king_escape_move(), Some(mv("c1-a1")));
+    let g = copenhagen(D, "X: e5 h1  O: b2  K: c1");
+    assert_eq!(g.position().king_escape_move(), Some(mv("c1-a1")));
+    // A piece between him and the corner blocks the line.
+    let g = copenhagen(A, "X: e5 b1  O: h1  K: c1");
+    assert_eq!(g.position().king_escape_move(), None);
+    // With edge escape every edge square is a target.
+    let v = variant("base = 'copenhagen'\n[rules]\nescape = 'edge'\nexit-fort = false\n");
+    let g = Game::from_position(position(v, A, "X: e5 h8  O: b2  K: c3"));
+    assert!(g.position().king_escape_move().is_some());
+    let g = Game::from_position(position(v, A, "X: c2 c4 b3 d3  O: h8  K: c3"));
+    assert_eq!(g.position().king_escape_move(), None);
+    // ... and the king crosses the empty throne (f6) on his way to f11.
+    let g = Game::from_position(position(v, A, "X: f3 e4 g4  O: h8  K: f4"));
+    assert_eq!(g.position().king_escape_move(), Some(mv("f4-f11")));
+}
+
 // ----- 8. exit fort ----------------------------------------------------------------------------
 
 #[test]

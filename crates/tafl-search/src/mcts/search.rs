@@ -516,6 +516,63 @@ impl Search {
                 }
             }
         }
+        match mover {
+            Side::Attackers => self.refute_open_lines(node, slot),
+            Side::Defenders => self.find_fork(node, slot),
+        }
+    }
+
+    /// Attackers to move while the king sees an escape square: each move that leaves him one is
+    /// lost, and its child is proven with the escape as its only edge, so no simulation is spent
+    /// on it. The node is lost when no move closes every line.
+    fn refute_open_lines(&mut self, node: u32, slot: usize) {
+        if self.slots[slot].position().king_escape_move().is_none() {
+            return;
+        }
+        let mut lost = true;
+        for e in self.tree.nodes[node as usize].edges() {
+            let edge = self.tree.edges[e];
+            if edge.child != NONE {
+                lost &= self.tree.nodes[edge.child as usize].proof == Some(Proof::Win);
+                continue;
+            }
+            let game = &mut self.slots[slot];
+            game.play_unchecked(edge.mv);
+            let escape = if game.outcome().is_over() { None } else { winning_escape(game) };
+            game.undo();
+            match escape {
+                Some(escape) => self.tree.edges[e].child = self.tree.add_won_by(escape),
+                None => lost = false,
+            }
+        }
+        if lost {
+            self.tree.nodes[node as usize].proof = Some(Proof::Loss);
+        }
+    }
+
+    /// Defenders to move: a king move that opens a line to an escape square has its child opened
+    /// at once, which proves the node won when the attackers cannot close every line (a fork).
+    /// Opened at the root's children, this keeps the attackers out of forks two moves deep.
+    fn find_fork(&mut self, node: u32, slot: usize) {
+        let Some(king) = self.slots[slot].position().king() else { return };
+        for e in self.tree.nodes[node as usize].edges() {
+            let edge = self.tree.edges[e];
+            if edge.mv.from != king || edge.child != NONE {
+                continue;
+            }
+            self.slots[slot].play_unchecked(edge.mv);
+            let threat = self.slots[slot].position().king_escape_move().is_some();
+            if threat && !self.slots[slot].outcome().is_over() {
+                let child = self.tree.child_of(e);
+                self.open(child, slot);
+                if self.tree.nodes[child as usize].proof == Some(Proof::Loss) {
+                    self.tree.nodes[node as usize].proof = Some(Proof::Win);
+                    self.slots[slot].undo();
+                    return;
+                }
+            }
+            self.slots[slot].undo();
+        }
     }
 
     /// Prepares an evaluated root for this search: opens every child (so that moves that let the
@@ -564,7 +621,7 @@ impl Search {
     // ---------------------------------------------------------------- selection
 
     /// The child's proof, if the edge has been followed.
-    fn child_proof(&self, e: usize) -> Option<Proof> {
+    pub(super) fn child_proof(&self, e: usize) -> Option<Proof> {
         let c = self.tree.edges[e].child;
         if c == NONE { None } else { self.tree.nodes[c as usize].proof }
     }
@@ -850,7 +907,8 @@ impl Search {
         candidates.into_iter().max_by(|&a, &b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal)).unwrap_or(0)
     }
 
-    /// The proven win when there is one, else the most-visited line.
+    /// The proven win when there is one, else the most-visited line (or a refuted move where
+    /// every move is refuted).
     fn pv(&self) -> Vec<Move> {
         let mut pv = Vec::new();
         let mut node = ROOT;
@@ -858,13 +916,25 @@ impl Search {
             let n = &self.tree.nodes[node as usize];
             let edges = n.edges();
             let winning = edges.clone().find(|&e| self.child_proof(e) == Some(Proof::Loss));
-            let next = winning.or_else(|| edges.filter(|&e| self.edge_visits(e) > 0).max_by_key(|&e| self.edge_visits(e)));
+            let visited = || edges.clone().filter(|&e| self.edge_visits(e) > 0).max_by_key(|&e| self.edge_visits(e));
+            // A node proven lost before any visit: every move is refuted; show one.
+            let refuted = || (n.proof == Some(Proof::Loss)).then(|| edges.clone().find(|&e| self.lost(e))).flatten();
+            let next = winning.or_else(visited).or_else(refuted);
             let Some(e) = next else { break };
             pv.push(self.tree.edges[e].mv);
             node = self.tree.edges[e].child;
         }
         pv
     }
+}
+
+/// The king's move onto an escape square when it wins at once (the defenders to move).
+fn winning_escape(game: &mut Game) -> Option<Move> {
+    let escape = game.position().king_escape_move()?;
+    game.play_unchecked(escape);
+    let won = game.outcome().winner() == Some(Side::Defenders);
+    game.undo();
+    won.then_some(escape)
 }
 
 /// The proof of an outcome for `side_to_move` there, or `None` while the game goes on.

@@ -21,13 +21,17 @@ fn mv(text: &str) -> Move {
 
 /// Defenders to move; the king on d1 reaches a1 (and k1) at once.
 const ESCAPE: &str = "11/11/11/2a5a2/11/11/11/2a5a2/7d3/11/3k7 d";
-/// Attackers to move; the king on d1 threatens a1 (f1 holds the other side): only c8-c1 and
-/// b4-b1 stop him.
-const THREAT: &str = "11/11/11/2a5a2/11/11/11/1a7a1/7d3/11/3k1a5 a";
+/// Attackers to move; the king on d1 threatens a1 (f1 holds the other side, d9 the d-file):
+/// only c8-c1 and b4-b1 stop him.
+const THREAT: &str = "11/11/3a7/2a5a2/11/11/11/1a7a1/7d3/11/3k1a5 a";
+/// As `THREAT` without d9: c8-c1 and b4-b1 stop the threat but not d1-d11, which forks a11
+/// and k11. Lost for the attackers.
+const THREAT_AND_FORK: &str = "11/11/11/2a5a2/11/11/11/1a7a1/7d3/11/3k1a5 a";
 /// Defenders to move and win in two: d3-d1 (or d3-a3) forks two corners.
 const FORK: &str = "11/11/11/2a5a2/11/11/11/11/3k3d3/11/11 d";
-/// Attackers to move; h10-c10 captures the defender on c9 (against c8). The king is walled in.
-const CAPTURE: &str = "11/7a3/2d8/2a8/5d5/4dkd4/5d5/11/11/11/11 a";
+/// Attackers to move; h10-c10 captures the defender on c9 (against c8). The king is walled in
+/// by two rings of defenders, so no escape line opens within a few plies.
+const CAPTURE: &str = "11/7a3/2d8/2a2d5/5d5/3ddkdd3/5d5/5d5/11/11/11 a";
 
 fn is_corner_escape(m: Move) -> bool {
     let v = Variant::copenhagen();
@@ -103,7 +107,36 @@ fn a_root_whose_every_move_loses_is_proven_lost() {
     }
 }
 
-/// Uniform priors; the value is the soldier balance for the side to move.
+#[test]
+fn a_block_that_walks_into_a_fork_is_known_lost() {
+    // Each child of the root is opened with the king's line-opening moves: after c8-c1 or b4-b1
+    // the fork d1-d11 is found, so the root is proven lost after one evaluation.
+    for params in both_roots() {
+        let mut search = Search::new(game(THREAT_AND_FORK), params, 0);
+        let result = search.run(&UniformEvaluator, 1);
+        assert_eq!(result.proof, Some(Proof::Loss));
+        assert_eq!(search.evaluations(), 1);
+        assert!(result.best_move.is_some());
+        assert!(!result.pv.is_empty());
+    }
+}
+
+#[test]
+fn the_defenders_play_a_fork_found_on_opening() {
+    // The fork d3-d1 / d3-d11 / d3-a3 / d3-k3 is proven when the root is opened: no evaluation.
+    let forks = [mv("d3-d1"), mv("d3-d11"), mv("d3-a3"), mv("d3-k3")];
+    for params in both_roots() {
+        let mut search = Search::new(game(FORK), params, 0);
+        let result = search.run(&UniformEvaluator, 1);
+        assert_eq!(result.proof, Some(Proof::Win));
+        assert_eq!(search.evaluations(), 0);
+        assert!(forks.contains(&result.best_move.expect("a move")));
+        // The fork, a refuted reply, the escape.
+        assert_eq!(result.pv.len(), 3, "{:?}", result.pv);
+    }
+}
+
+/// Uniform priors; the value is the soldier balance for the side to move, an eighth per soldier.
 struct Material;
 
 impl Evaluator for Material {
@@ -115,7 +148,7 @@ impl Evaluator for Material {
                 let n = g.legal_moves().len().max(1);
                 let balance = p.count(Piece::Attacker) as f32 - p.count(Piece::Defender) as f32;
                 let balance = if p.side_to_move() == Side::Attackers { balance } else { -balance };
-                Evaluation { policy: vec![1.0 / n as f32; n], value: (0.3 * balance).tanh() }
+                Evaluation { policy: vec![1.0 / n as f32; n], value: (balance / 8.0).clamp(-1.0, 1.0) }
             })
             .collect()
     }
@@ -357,3 +390,4 @@ fn a_finished_game_has_no_move() {
     let mut player = MctsPlayer::new(UniformEvaluator, SearchParams::gumbel(16));
     assert_eq!(player.choose(&g, &Limits::default()), Err(crate::player::PlayerError::NoMoves));
 }
+

@@ -126,6 +126,23 @@ impl Tree {
         c
     }
 
+    /// A node won at once by `mv` (for the side to move there), with that move as its only
+    /// edge: a proven node is never searched, so its other moves are never needed.
+    pub fn add_won_by(&mut self, mv: Move) -> u32 {
+        let mut end = Node::new();
+        end.state = State::Terminal;
+        end.proof = Some(Proof::Loss);
+        let end = self.add_node(end);
+        let first = self.edges.len() as u32;
+        self.edges.push(Edge { mv, prior: 1.0, child: end });
+        let mut node = Node::new();
+        node.first_edge = first;
+        node.edge_count = 1;
+        node.state = State::Opened;
+        node.proof = Some(Proof::Win);
+        self.add_node(node)
+    }
+
     /// Keeps only the subtree under `new_root`, which becomes node 0. Nothing may be in flight.
     pub fn reroot(&mut self, new_root: u32) {
         let mut tree = Tree { nodes: Vec::new(), edges: Vec::new() };
