@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use tafl_rules::{Game, Move, Piece, Position, Side, Variant, parse_square};
+use tafl_rules::{Game, Move, Outcome, Piece, Position, Side, Variant, parse_square};
 
 use super::*;
 use crate::evaluator::{Evaluation, Evaluator, UniformEvaluator};
@@ -391,3 +391,70 @@ fn a_finished_game_has_no_move() {
     assert_eq!(player.choose(&g, &Limits::default()), Err(crate::player::PlayerError::NoMoves));
 }
 
+
+/// Brute force, independent of the search's shortcuts: with the defenders to move, the king
+/// wins within `plies` (1 or 3) whatever the attackers answer. Only king moves are tried, which
+/// is all the search's escape proofs rely on.
+fn king_wins_within(game: &mut Game, plies: u32) -> bool {
+    let Some(king) = game.position().king() else { return false };
+    let moves: Vec<Move> = game.legal_moves().iter().copied().filter(|m| m.from == king).collect();
+    moves.into_iter().any(|m| {
+        game.play_unchecked(m);
+        let won = match game.outcome() {
+            Outcome::Decided { winner, .. } => winner == Side::Defenders,
+            Outcome::Ongoing if plies >= 3 => {
+                let replies: Vec<Move> = game.legal_moves().iter().copied().collect();
+                !replies.is_empty()
+                    && replies.into_iter().all(|r| {
+                        game.play_unchecked(r);
+                        let lost = match game.outcome() {
+                            Outcome::Decided { winner, .. } => winner == Side::Defenders,
+                            Outcome::Ongoing => king_wins_within(game, plies - 2),
+                            Outcome::Draw { .. } => false,
+                        };
+                        game.undo();
+                        lost
+                    })
+            }
+            _ => false,
+        };
+        game.undo();
+        won
+    })
+}
+
+#[test]
+fn every_root_move_proven_lost_loses_by_brute_force() {
+    // Positions from random games, attackers to move: each root move the search marks as lost
+    // after one evaluation must let the king win within three plies. Most lose to an escape at
+    // once (cheap to check, so all are); the forks take the three-ply check (capped).
+    let (mut positions, mut refuted, mut forks) = (0, 0, 0);
+    for seed in 0..60 {
+        let mut random = RandomPlayer::new(seed);
+        let mut g = Game::new(Variant::copenhagen());
+        while !g.outcome().is_over() && g.ply() < 160 {
+            if g.position().side_to_move() == Side::Attackers && g.position().king_escape_move().is_some() {
+                positions += 1;
+                let mut search = Search::new(g.clone(), SearchParams::gumbel(1), seed);
+                search.run(&UniformEvaluator, 1);
+                for e in search.tree.nodes[0].edges() {
+                    if search.child_proof(e) != Some(Proof::Win) {
+                        continue;
+                    }
+                    refuted += 1;
+                    let mv = search.tree.edges[e].mv;
+                    let mut after = g.clone();
+                    after.play_unchecked(mv);
+                    if king_wins_within(&mut after, 1) || forks >= 150 {
+                        continue;
+                    }
+                    forks += 1;
+                    assert!(king_wins_within(&mut after, 3), "{mv} in {}", g.position().to_fen());
+                }
+            }
+            let choice = random.choose(&g, &Limits::default()).expect("a move");
+            g.play_unchecked(choice.mv);
+        }
+    }
+    assert!(positions >= 20 && refuted >= 500 && forks >= 10, "{positions} positions, {refuted} refuted, {forks} forks");
+}
