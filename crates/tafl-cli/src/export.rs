@@ -38,11 +38,12 @@ pub struct ExportArgs {
     /// Longest time per move when the caller gives no clock (`1s`, `500ms`; `none`: visits only).
     #[arg(long, default_value = "1s")]
     time_per_move: String,
-    /// Gumbel root search (false: PUCT).
-    #[arg(long, default_value_t = true, action = ArgAction::Set)]
+    /// Gumbel root search (false: PUCT). Gumbel learns with few visits; for play at 200 visits
+    /// PUCT with one leaf per net call was the stronger (README, "What the default CPU run learns").
+    #[arg(long, default_value_t = false, action = ArgAction::Set)]
     gumbel: bool,
-    /// Leaves gathered per network call.
-    #[arg(long, default_value_t = 8)]
+    /// Leaves gathered per network call (more: faster, but virtual loss blurs the search).
+    #[arg(long, default_value_t = 1)]
     batch: usize,
 }
 

@@ -143,7 +143,8 @@ pub struct ExportOptions {
 
 impl Default for ExportOptions {
     fn default() -> Self {
-        ExportOptions { model: None, visits: 200, time_per_move: Some(Duration::from_secs(1)), gumbel: true, batch: 8 }
+        // PUCT, one leaf per net call: the stronger player at 200 visits (see the README).
+        ExportOptions { model: None, visits: 200, time_per_move: Some(Duration::from_secs(1)), gumbel: false, batch: 1 }
     }
 }
 
