@@ -99,6 +99,11 @@ fn resignation_is_reported() {
     let mut p = fake(&engine_answering("play attacker resigns _"));
     let game = Game::new(Variant::copenhagen());
     assert!(matches!(p.generate(&game), Err(HtpError::Resigned)));
+    // As a player, a resignation is a lost game, not an engine failure.
+    let mut p = fake(&engine_answering("play attacker resigns _"));
+    let choice = tafl_search::Player::choose(&mut p, &game, &tafl_search::Limits::default());
+    assert_eq!(choice, Err(tafl_search::PlayerError::Resigned));
+    assert_eq!(tafl_search::PlayerError::Resigned.to_string(), "resigned");
 }
 
 #[test]

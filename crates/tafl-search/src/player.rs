@@ -51,6 +51,9 @@ pub enum PlayerError {
     /// An external engine died, timed out, answered garbage or chose an illegal move.
     #[error("engine failure: {0}")]
     Engine(String),
+    /// The player gave the game up (an external engine's resignation): a loss, not a failure.
+    #[error("resigned")]
+    Resigned,
 }
 
 /// Something that chooses moves: a search, a network, an external engine or a person.

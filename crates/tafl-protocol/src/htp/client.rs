@@ -476,7 +476,10 @@ impl Player for HtpPlayer {
         if game.outcome().is_over() {
             return Err(PlayerError::NoMoves);
         }
-        self.generate(game).map(MoveChoice::just).map_err(|e| PlayerError::Engine(e.to_string()))
+        self.generate(game).map(MoveChoice::just).map_err(|e| match e {
+            HtpError::Resigned => PlayerError::Resigned,
+            e => PlayerError::Engine(e.to_string()),
+        })
     }
 
     fn new_game(&mut self) {
