@@ -391,7 +391,6 @@ fn a_finished_game_has_no_move() {
     assert_eq!(player.choose(&g, &Limits::default()), Err(crate::player::PlayerError::NoMoves));
 }
 
-
 /// Brute force, independent of the search's shortcuts: with the defenders to move, the king
 /// wins within `plies` (1 or 3) whatever the attackers answer. Only king moves are tried, which
 /// is all the search's escape proofs rely on.
