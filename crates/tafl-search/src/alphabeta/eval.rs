@@ -1,5 +1,5 @@
-//! The hand-written evaluation, and the exact one-move king capture that the search checks at
-//! every node (the king's escape is `Position::king_escape_move`).
+//! The hand-written evaluation, and the exact one-move tactics (king escape, king capture) that
+//! the search checks at every node.
 //!
 //! Everything works on a [`Snapshot`]: the position copied into a padded mailbox, because the
 //! rules crate keeps its bitboards private and the features here walk lines square by square.
@@ -281,6 +281,21 @@ impl<'a> Snapshot<'a> {
             }
         }
         (seen, unstoppable)
+    }
+
+    /// A king move that reaches an escape square (only meaningful with the defenders to move).
+    pub(crate) fn king_escape_move(&self) -> Option<Move> {
+        let k = self.king?;
+        for d in DIRS {
+            let mut i = k + d;
+            while self.at(i) == EMPTY {
+                if self.escape[i as usize] {
+                    return Some(Move::new(square(k), square(i)));
+                }
+                i += d;
+            }
+        }
+        None
     }
 
     /// Attacker moves onto an empty square next to the king, with the squares they come from.

@@ -359,7 +359,7 @@ impl Search<'_> {
         let snap = Snapshot::new(self.frame, &position);
         match side {
             Side::Defenders => {
-                if let Some(m) = position.king_escape_move() {
+                if let Some(m) = snap.king_escape_move() {
                     return self.leaf_win(ply, m);
                 }
             }

@@ -200,7 +200,7 @@ fn one_move_tactics_agree_with_the_rules() {
                 played.king_captured || p.king_escaped()
             };
             let shortcut = match pos.side_to_move() {
-                Side::Defenders => pos.king_escape_move(),
+                Side::Defenders => snap.king_escape_move(),
                 Side::Attackers => snap.king_capture_move(),
             };
             assert_eq!(shortcut.is_some(), moves.iter().any(wins), "{}", pos.to_fen());
