@@ -26,7 +26,7 @@
 //!   opened, each king move that opens a line has its child opened the same way, so a fork (two
 //!   lines that one move cannot close) proves the node won. Opened at the root's children, this
 //!   keeps the attackers out of forks two moves deep for the cost of move generation, not of
-//!   evaluations (`tafl bench mcts` measures it; it matters most in the endgame, where a net
+//!   evaluations (the ignored test `mcts_overhead` measures it; it matters most in the endgame, where a net
 //!   trained on few games misjudges a king with open lines).
 //! * **Below a Gumbel root** the selection is Gumbel MuZero's deterministic one,
 //!   `argmax pi'(a) - N(a) / (1 + sum N)` with `pi' = softmax(logits + sigma(completed Q))`;

@@ -533,7 +533,7 @@ impl Search {
         for e in self.tree.nodes[node as usize].edges() {
             let edge = self.tree.edges[e];
             if edge.child != NONE {
-                lost &= self.tree.nodes[edge.child as usize].proof == Some(Proof::Win);
+                lost &= self.lost(e);
                 continue;
             }
             let game = &mut self.slots[slot];
@@ -557,21 +557,21 @@ impl Search {
         let Some(king) = self.slots[slot].position().king() else { return };
         for e in self.tree.nodes[node as usize].edges() {
             let edge = self.tree.edges[e];
+            // A king move that ends the game already has its (terminal) child from `open`.
             if edge.mv.from != king || edge.child != NONE {
                 continue;
             }
             self.slots[slot].play_unchecked(edge.mv);
-            let threat = self.slots[slot].position().king_escape_move().is_some();
-            if threat && !self.slots[slot].outcome().is_over() {
+            let fork = self.slots[slot].position().king_escape_move().is_some() && {
                 let child = self.tree.child_of(e);
                 self.open(child, slot);
-                if self.tree.nodes[child as usize].proof == Some(Proof::Loss) {
-                    self.tree.nodes[node as usize].proof = Some(Proof::Win);
-                    self.slots[slot].undo();
-                    return;
-                }
-            }
+                self.tree.nodes[child as usize].proof == Some(Proof::Loss)
+            };
             self.slots[slot].undo();
+            if fork {
+                self.tree.nodes[node as usize].proof = Some(Proof::Win);
+                return;
+            }
         }
     }
 
