@@ -368,10 +368,9 @@ impl<B: Bits> Board<B> {
     /// The king stands on the edge, can move, and is walled in by defenders that can never be
     /// captured, with no attacker inside.
     ///
-    /// The fort is the region of empty squares the king can reach. Its rim must hold no attacker.
-    /// A rim defender is safe when, on each axis, one neighbour is off the board, inside the
-    /// fort (but not the hostile throne or a corner) or another rim defender; and, on the edge
-    /// with shieldwalls on, when no shieldwall can take it (see `edge_walls_hold`).
+    /// The fort is the region of empty squares the king can reach (his own square included). Its
+    /// rim must hold no attacker, and every rim defender must be one the attackers can never
+    /// capture while the defenders stand still (see `unbreakable_defenders`).
     pub fn exit_fort(&self, g: &Geometry<B>) -> bool {
         if (self.king & g.edge).is_empty() {
             return false;
@@ -393,49 +392,36 @@ impl<B: Bits> Board<B> {
             return false;
         }
         let walls = rim & self.defenders;
-        let safe = (fort & !g.restricted) | walls;
-        let across_files = g.first_or_last_file | g.east(safe) | g.west(safe);
-        let across_ranks = g.first_or_last_rank | g.north(safe) | g.south(safe);
-        if !(walls & !(across_files & across_ranks)).is_empty() {
-            return false;
-        }
-        !g.rules.shieldwall || self.edge_walls_hold(g, walls, fort | walls)
+        (walls & !self.unbreakable_defenders(g, fort)).is_empty()
     }
 
-    /// No edge wall can be taken by a shieldwall, judged with the defenders standing still:
-    /// each one's run of pieces along the edge is a single piece, or ends next to a square
-    /// attackers can never reach, or has a member fronted by such a square.
-    fn edge_walls_hold(&self, g: &Geometry<B>, walls: B, unreachable: B) -> bool {
-        let pieces = self.defenders | self.king;
-        let last = g.size - 1;
-        let mut edge_walls = walls & g.edge;
-        while let Some(w) = edge_walls.pop() {
-            let sq = g.square[w as usize];
-            let (along, inward) = if sq.rank() == 0 || sq.rank() == last {
-                (1, if sq.rank() == 0 { 0 } else { 2 })
-            } else {
-                (0, if sq.file() == 0 { 1 } else { 3 })
-            };
-            let mut run = B::bit(w);
-            for dir in [along, along + 2] {
-                let mut at = B::bit(w);
-                loop {
-                    at = g.shift(at, dir) & pieces;
-                    if at.is_empty() {
-                        break;
-                    }
-                    run |= at;
-                }
+    /// The defenders that can never be captured while the defenders stand still, given a region
+    /// `fort` that attackers can never enter: the largest set in which every member, on each
+    /// axis, has a neighbour off the board, in the fort (the king's square included: the king is
+    /// never hostile to his own men, and when he moves his square stays inside the fort) but not
+    /// a square hostile to defenders, or another member. Members guard each other, so the set is
+    /// found by striking out members that lack a guard until none does.
+    ///
+    /// Shieldwalls need no check of their own. A shieldwall needs an attacker in front of every
+    /// piece of its row and hostile squares at both ends. A rim defender on the edge touches the
+    /// fort either in front (never an attacker there) or along the edge, where the fort square,
+    /// or the king on it, stops any row (the king in a row needs an attacker in front too, and
+    /// his front is the fort or a rim defender). Any other member on the edge that guards a
+    /// member off the edge is fronted by it. So a row a shieldwall could take guards nothing here.
+    /// (A corner inside the fort is hostile and could close a row, but then the king can reach it.)
+    fn unbreakable_defenders(&self, g: &Geometry<B>, fort: B) -> B {
+        let shelter = fort & !self.hostile_to_defenders(g);
+        let mut safe = self.defenders;
+        loop {
+            let guards = shelter | safe;
+            let across_files = g.first_or_last_file | g.east(guards) | g.west(guards);
+            let across_ranks = g.first_or_last_rank | g.north(guards) | g.south(guards);
+            let next = safe & across_files & across_ranks;
+            if next == safe {
+                return safe;
             }
-            let ends = (g.shift(run, along) | g.shift(run, along + 2)) & !run;
-            let breakable = run.count() >= 2
-                && (ends & unreachable).is_empty()
-                && (g.shift(run, inward) & unreachable).is_empty();
-            if breakable {
-                return false;
-            }
+            safe = next;
         }
-        true
     }
 
     /// The attackers enclose the king and every defender: none can reach the edge through

@@ -11,13 +11,16 @@
 //! * [`notation`]: squares, moves, FEN, OpenTafl records, game records; [`Symmetry`].
 //!
 //! ## Interpretations where the rules text is silent
-//! * **Exit fort**: the fort is the region of empty squares the king can reach; the king must
-//!   stand on the edge and be able to move; the rim of that region must hold no attacker, and
-//!   each rim defender must be safe forever: on each axis one neighbour is off the board, inside
-//!   the fort (not the hostile throne or a corner) or another rim defender, and with shieldwalls
-//!   on, a rim defender on the edge belongs to a run along the edge with at least one member
-//!   fronted by a square attackers can never reach. Checked after defender moves only: it is
-//!   the defenders who complete a fort.
+//! * **Exit fort**: the fort is the region of empty squares the king can reach (his own square
+//!   included); the king must stand on the edge and be able to move; the rim of that region must
+//!   hold no attacker, and each rim defender must be safe forever with the defenders standing
+//!   still: the safe defenders are the largest set in which each member, on each axis, has a
+//!   neighbour that is off the board, inside the fort (the king's square too, since the king is
+//!   never hostile to his own men; not an empty throne or a corner), or another member; any
+//!   defender may be a member, not only the rim. No shieldwall can take a rim defender (each one
+//!   on the edge touches the fort in front or along the edge; `Board::unbreakable_defenders`
+//!   gives the argument). Checked after defender moves only: it is the defenders who complete a
+//!   fort.
 //! * **Encirclement** is checked after attacker moves only (a defender move cannot create it); a
 //!   defender on the edge means no encirclement; a board without defenders or king is not
 //!   encircled.

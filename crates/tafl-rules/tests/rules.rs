@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use tafl_rules::{Game, Outcome, Piece, Position, Reason, Side, Variant};
+use tafl_rules::{Game, Outcome, Piece, Position, Reason, Side, Symmetry, Variant};
 
 const A: Side = Side::Attackers;
 const D: Side = Side::Defenders;
@@ -355,6 +355,115 @@ fn exit_forts_can_be_switched_off() {
     let mut g = Game::from_position(position(v, D, "X: a5 b7  O: d1 e2 f2 g4  K: e1"));
     play(&mut g, "g4-g1");
     assert_eq!(g.outcome(), Outcome::Ongoing);
+}
+
+/// Plays `text` after setting up `pieces` (defenders to move) in each of the eight symmetries of
+/// the board, and returns the eight outcomes.
+fn outcomes_in_every_symmetry(variant: &'static Variant, pieces: &str, text: &str) -> Vec<Outcome> {
+    let base = position(variant, D, pieces);
+    Symmetry::ALL
+        .iter()
+        .map(|&sym| {
+            let mut g = Game::from_position(sym.position(&base));
+            let m = sym.apply_move(mv(text), variant.size());
+            g.play(m).unwrap_or_else(|e| panic!("{text} under {sym:?}: {e}"));
+            g.outcome()
+        })
+        .collect()
+}
+
+/// The king steps onto the edge between his defenders: a5 and a7 stand beside him, c6 is guarded
+/// by c5 and c7, which are not on the rim of the fort but guard each other with it.
+const EDGE_FORT: &str = "X: f11 f1  O: a7 b7 c7 c6 a5 b5 c5  K: b6";
+
+#[test]
+fn the_king_between_his_defenders_on_the_edge_is_an_exit_fort_in_every_symmetry() {
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), EDGE_FORT, "b6-a6") {
+        assert_eq!(outcome, won(D, Reason::ExitFort));
+    }
+    let v13 = Variant::preset("copenhagen-13").expect("preset");
+    let pieces = "X: g13 g1  O: a7 b7 c7 c6 a5 b5 c5  K: b6";
+    for outcome in outcomes_in_every_symmetry(v13, pieces, "b6-a6") {
+        assert_eq!(outcome, won(D, Reason::ExitFort));
+    }
+}
+
+#[test]
+fn the_edge_fort_holds_at_every_rank_of_the_edge_next_to_the_corner_too() {
+    for (variant, attackers) in [("copenhagen", "X: f11 f1"), ("copenhagen-13", "X: g13 g1")] {
+        let v = Variant::preset(variant).expect("preset");
+        let size = v.size();
+        // The king on a2 would stand next to the corner and could simply escape.
+        for rank in 3..size - 1 {
+            let (below, at, above) = (rank - 1, rank, rank + 1);
+            let pieces = format!(
+                "{attackers}  O: a{above} b{above} c{above} c{at} a{below} b{below} c{below}  K: b{at}"
+            );
+            for outcome in outcomes_in_every_symmetry(v, &pieces, &format!("b{at}-a{at}")) {
+                assert_eq!(outcome, won(D, Reason::ExitFort), "{variant}, king to a{at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fort_with_the_king_in_its_middle_or_in_its_corner() {
+    // The fort d1 e1 f1 with the king in its middle.
+    let middle = "X: a6 k6  O: c1 d2 e2 f2 g3  K: e1";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), middle, "g3-g1") {
+        assert_eq!(outcome, won(D, Reason::ExitFort));
+    }
+    // The fort a4 a5 b4 b5 with the king in its corner on a5.
+    let corner = "X: f11 k6  O: a3 b3 c4 c5 a6 b8  K: a5";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), corner, "b8-b6") {
+        assert_eq!(outcome, won(D, Reason::ExitFort));
+    }
+}
+
+#[test]
+fn a_fort_misses_when_a_rim_defender_can_be_taken_or_an_attacker_is_on_the_rim() {
+    // Without c5 and c7, c6 can be taken from c5 and c7.
+    let open = "X: f11 f1  O: a7 b7 c6 a5 b5  K: b6";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), open, "b6-a6") {
+        assert_eq!(outcome, Outcome::Ongoing);
+    }
+    // Without c7 alone, c5 still guards c6: a fort.
+    let guarded = "X: f11 f1  O: a7 b7 c6 a5 b5 c5  K: b6";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), guarded, "b6-a6") {
+        assert_eq!(outcome, won(D, Reason::ExitFort));
+    }
+    // An attacker in place of c6.
+    let breached = "X: f11 f1 c6  O: a7 b7 c7 a5 b5 c5  K: b6";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), breached, "b6-a6") {
+        assert_eq!(outcome, Outcome::Ongoing);
+    }
+}
+
+#[test]
+fn any_defender_move_completes_a_fort_but_not_one_the_king_cannot_leave() {
+    // The king already stands on a6; a defender far away moves.
+    let fort = "X: f11 f1  O: a7 b7 c7 c6 a5 b5 c5 j3  K: a6";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), fort, "j3-j4") {
+        assert_eq!(outcome, won(D, Reason::ExitFort));
+    }
+    // With a defender on b6 the king cannot move.
+    let shut = "X: f11 f1  O: a7 b7 c7 b6 a5 b5 c5 j3  K: a6";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), shut, "j3-j4") {
+        assert_eq!(outcome, Outcome::Ongoing);
+    }
+}
+
+#[test]
+fn a_rim_row_on_the_edge_that_ends_on_the_fort_is_safe_from_shieldwalls() {
+    // b1 c1 d1 have attackers in front and the corner a1 at one end, but their other end is the
+    // king's fort: no attacker can ever close the row there.
+    let pieces = "X: b2 c2 d2 k6  O: b1 c1 d1 e2 f2 g3  K: e1";
+    for outcome in outcomes_in_every_symmetry(Variant::copenhagen(), pieces, "g3-g1") {
+        assert_eq!(outcome, won(D, Reason::ExitFort));
+    }
+    // The same row is taken at once where it has no fort to lean on.
+    let mut g = copenhagen(A, "X: b2 c2 d2 e3 k6  O: b1 c1 d1  K: h8");
+    assert_eq!(sorted(play(&mut g, "e3-e1")), vec!["b1", "c1", "d1"]);
 }
 
 // ----- 9. encirclement -------------------------------------------------------------------------

@@ -224,6 +224,14 @@ pub struct OptimizeConfig {
     pub value_weight: f32,
     /// Train on one of the eight board symmetries, drawn at random per sample.
     pub symmetries: bool,
+    /// Imported samples (`selfplay/import/`: the warm start, `tafl import`) are drawn this many
+    /// times as often as a self-play sample. Below 1, the run's own games soon outweigh the
+    /// teacher's, whose value targets mostly say "attackers lose".
+    pub import_weight: f32,
+    /// The value target is `(1 - value-mix) * outcome + value-mix * root value` of the search
+    /// that played the position, so that one lost game does not teach each of its positions
+    /// the same lesson (imported samples have no search: their root value is the outcome).
+    pub value_mix: f32,
 }
 
 impl Default for OptimizeConfig {
@@ -247,6 +255,8 @@ impl Default for OptimizeConfig {
             momentum: 0.9,
             value_weight: 1.0,
             symmetries: true,
+            import_weight: 1.0,
+            value_mix: 0.0,
         }
     }
 }
@@ -342,6 +352,10 @@ pub struct WarmStartConfig {
     /// A player spec that plays `teacher-games` games against itself (e.g. `alphabeta:depth=3`);
     /// empty for none.
     pub teacher: String,
+    /// When set, a player spec that takes the defenders' side in the teacher games (`teacher`
+    /// then plays the attackers only): a weaker one lets the teacher show the attackers winning,
+    /// which a teacher against itself almost never does.
+    pub teacher_defenders: String,
     /// See `teacher`.
     pub teacher_games: usize,
     /// Random plies before each teacher game (they give no sample), so that the games differ.
@@ -359,6 +373,7 @@ impl Default for WarmStartConfig {
         WarmStartConfig {
             records: Vec::new(),
             teacher: String::new(),
+            teacher_defenders: String::new(),
             teacher_games: 0,
             teacher_opening_plies: 8,
             teacher_max_plies: 300,
@@ -459,6 +474,9 @@ impl RunConfig {
         let w = &self.warm_start;
         if !w.teacher.is_empty() && w.teacher.parse::<tafl_arena::PlayerSpec>().is_err() {
             return bad("warm-start.teacher", "is not a player spec (e.g. `alphabeta:depth=3`)");
+        }
+        if !w.teacher_defenders.is_empty() && w.teacher_defenders.parse::<tafl_arena::PlayerSpec>().is_err() {
+            return bad("warm-start.teacher-defenders", "is not a player spec (e.g. `alphabeta:depth=2`)");
         }
         if w.enabled() && w.steps == 0 {
             return bad("warm-start.steps", "must be above 0 when there is anything to import");

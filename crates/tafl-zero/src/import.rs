@@ -178,15 +178,17 @@ pub fn import_records(out: &Path, variant: &'static Variant, text: &str, source:
     Ok(stats)
 }
 
-/// Plays `warm.teacher-games` games of `teacher` against itself, each from its own random
-/// opening of `warm.teacher-opening-plies` plies, `warm.threads` at a time; returns them as
-/// archive lines. A game the teacher forfeits is left out.
+/// Plays `warm.teacher-games` games of `teacher` (attackers) against `defenders` (the same spec
+/// for a teacher against itself), each from its own random opening of
+/// `warm.teacher-opening-plies` plies, `warm.threads` at a time; returns them as archive lines.
+/// A forfeited game is left out.
 ///
 /// # Errors
-/// The teacher cannot be built.
+/// A player cannot be built.
 pub fn teacher_games(
     variant: &'static Variant,
     teacher: &PlayerSpec,
+    defenders_spec: &PlayerSpec,
     factory: &dyn PlayerFactory,
     warm: &WarmStartConfig,
     seed: u64,
@@ -195,10 +197,15 @@ pub fn teacher_games(
     let games = warm.teacher_games;
     let limits = teacher.limits().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
     factory.build(teacher, seed).map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
+    let defender_limits =
+        defenders_spec.limits().map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", defenders_spec.name)))?;
+    factory
+        .build(defenders_spec, seed)
+        .map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", defenders_spec.name)))?;
     let openings = random_openings(variant, games, warm.teacher_opening_plies, seed);
     let next = AtomicUsize::new(0);
     let lines: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
-    observer.stage(&format!("warm start: {} against itself", teacher.name), games as u64, "games");
+    observer.stage(&format!("warm start: {} against {}", teacher.name, defenders_spec.name), games as u64, "games");
     std::thread::scope(|scope| {
         for _ in 0..warm.threads.clamp(1, games.max(1)) {
             scope.spawn(|| {
@@ -208,10 +215,10 @@ pub fn teacher_games(
                         break;
                     }
                     let game_seed = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    let (Ok(mut attackers), Ok(mut defenders)) = (factory.build(teacher, game_seed), factory.build(teacher, game_seed ^ 1)) else {
+                    let (Ok(mut attackers), Ok(mut defenders)) = (factory.build(teacher, game_seed), factory.build(defenders_spec, game_seed ^ 1)) else {
                         continue;
                     };
-                    let played = play_game(&openings[i % openings.len()], attackers.as_mut(), &limits, defenders.as_mut(), &limits, warm.teacher_max_plies);
+                    let played = play_game(&openings[i % openings.len()], attackers.as_mut(), &limits, defenders.as_mut(), &defender_limits, warm.teacher_max_plies);
                     let mut lines = lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     if !matches!(played.termination, tafl_arena::Termination::Forfeit { .. }) {
                         lines.push((i, tafl_arena::record::archive_line(&played)));
@@ -312,7 +319,7 @@ mod tests {
         let v = Variant::preset("brandubh").expect("preset");
         let teacher: PlayerSpec = "alphabeta:depth=1".parse().expect("spec");
         let warm = WarmStartConfig { teacher_games: 6, teacher_opening_plies: 4, teacher_max_plies: 60, threads: 2, ..WarmStartConfig::default() };
-        let text = teacher_games(v, &teacher, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).expect("games");
+        let text = teacher_games(v, &teacher, &teacher, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).expect("games");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 6);
         let openings: HashSet<String> = lines.iter().map(|l| l.split(' ').take(4).collect::<Vec<_>>().join(" ")).collect();
@@ -323,6 +330,6 @@ mod tests {
             assert!(samples.iter().all(|s| s.ply >= 4));
         }
         let bad: PlayerSpec = "nobody".parse().expect("spec");
-        assert!(teacher_games(v, &bad, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).is_err());
+        assert!(teacher_games(v, &bad, &bad, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).is_err());
     }
 }

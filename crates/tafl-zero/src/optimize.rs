@@ -162,9 +162,10 @@ pub struct BatchArrays {
     pub value: Vec<f32>,
 }
 
-/// Encodes samples under one random symmetry each (or none). Samples whose position does not
-/// rebuild are left out.
-pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: bool, rng: &mut impl Rng) -> BatchArrays {
+/// Encodes samples under one random symmetry each (or none), with value targets
+/// `(1 - value_mix) * outcome + value_mix * root value`. Samples whose position does not rebuild
+/// are left out.
+pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: bool, value_mix: f32, rng: &mut impl Rng) -> BatchArrays {
     let size = variant.size();
     let area = usize::from(size) * usize::from(size);
     let moves = policy_len(size);
@@ -189,9 +190,27 @@ pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: 
                 out.legal[row + i] = true;
             }
         }
-        out.value.push(sample.value);
+        out.value.push((1.0 - value_mix) * sample.value + value_mix * sample.root_value);
     }
     out
+}
+
+/// The samples of the newest shards that fill a window of `window` samples, imported ones with
+/// their weight scaled by `import_weight`; samples of weight 0 are left out.
+fn window_samples(run: &RunDir, shards: &[ShardInfo], window: u64, import_weight: f32, variant: &'static Variant, observer: &dyn Observer) -> Vec<Sample> {
+    let mut samples: Vec<Sample> = Vec::new();
+    let import_dir = run.import_dir();
+    for shard in shards.iter().rev() {
+        if samples.len() as u64 >= window {
+            break;
+        }
+        let factor = if shard.path.starts_with(&import_dir) { import_weight } else { 1.0 };
+        match read_shard(&shard.path, &shard_expect(variant)) {
+            Ok((_, s)) => samples.extend(s.into_iter().map(|s| Sample { weight: s.weight * factor, ..s }).filter(|s| s.weight > 0.0)),
+            Err(e) => observer.warn(&format!("skipping shard {e}")),
+        }
+    }
+    samples
 }
 
 /// Trains one round when the run has `games-per-iteration` new games since the newest model
@@ -221,17 +240,7 @@ pub fn train_round(
     }
     let new_samples = samples_total.saturating_sub(parent_info.samples_total);
     let window = window_size(o, samples_total);
-    // The newest shards that fill the window.
-    let mut samples: Vec<Sample> = Vec::new();
-    for shard in shards.iter().rev() {
-        if samples.len() as u64 >= window {
-            break;
-        }
-        match read_shard(&shard.path, &shard_expect(variant)) {
-            Ok((_, s)) => samples.extend(s.into_iter().filter(|s| s.weight > 0.0)),
-            Err(e) => observer.warn(&format!("skipping shard {e}")),
-        }
-    }
+    let samples = window_samples(run, &shards, window, o.import_weight, variant, observer);
     if samples.is_empty() {
         return Err(ZeroError::Other("no sample in the replay window loads".into()));
     }
@@ -274,7 +283,7 @@ pub fn train_round(
                 batch.push(s);
             }
         }
-        let arrays = encode_batch(&batch, variant, o.symmetries, &mut rng);
+        let arrays = encode_batch(&batch, variant, o.symmetries, o.value_mix, &mut rng);
         let tensors = TrainBatch::from_slices(&net_config, &arrays.planes, &arrays.policy, &arrays.legal, &arrays.value, &device)
             .map_err(|e| ZeroError::Other(format!("training batch: {e}")))?;
         lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
@@ -351,6 +360,36 @@ mod tests {
     use crate::config::OptimizeConfig;
 
     #[test]
+    fn imported_samples_are_drawn_at_the_import_weight() {
+        use tafl_rules::Game;
+        let variant = Variant::preset("brandubh").expect("preset");
+        let root = std::env::temp_dir().join(format!("tafl-window-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).expect("run");
+        let game = Game::new(variant);
+        let mut sample = Sample::of_position(game.position(), 1, 0, 0);
+        sample.policy = vec![(move_index(game.legal_moves()[0], 7) as u16, 1.0)];
+        std::fs::create_dir_all(run.import_dir()).expect("dir");
+        let header = crate::shard::ShardHeader::new(variant, 1, "import".into());
+        crate::shard::write_shard(&run.import_dir().join("a.bin"), header, &[sample.clone(), sample.clone()]).expect("shard");
+        let own = run.selfplay_dir(&model_id(1));
+        std::fs::create_dir_all(&own).expect("dir");
+        let header = crate::shard::ShardHeader::new(variant, 1, model_id(1));
+        crate::shard::write_shard(&own.join("b.bin"), header, &[sample]).expect("shard");
+        let (shards, _) = run.shards(&shard_expect(variant));
+        assert_eq!(shards.len(), 2);
+        let weights = |import_weight: f32| -> Vec<f32> {
+            let mut w: Vec<f32> = window_samples(&run, &shards, 10, import_weight, variant, &crate::Plain).iter().map(|s| s.weight).collect();
+            w.sort_by(f32::total_cmp);
+            w
+        };
+        assert_eq!(weights(0.2), vec![0.2, 0.2, 1.0]);
+        assert_eq!(weights(1.0), vec![1.0, 1.0, 1.0]);
+        assert_eq!(weights(0.0), vec![1.0], "weight 0 leaves the imports out");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
     fn the_window_grows_with_the_data() {
         let c = OptimizeConfig { window_min: 1000, window_max: 100_000, window_scale: 250.0, window_exponent: 0.65, ..OptimizeConfig::default() };
         assert_eq!(window_size(&c, 500), 500);
@@ -388,7 +427,7 @@ mod tests {
         sample.value = 1.0;
         game.play_unchecked(m);
         let mut rng = StdRng::seed_from_u64(1);
-        let arrays = encode_batch(&[&sample; 16], variant, true, &mut rng);
+        let arrays = encode_batch(&[&sample; 16], variant, true, 0.0, &mut rng);
         assert_eq!(arrays.value.len(), 16);
         let moves = policy_len(7);
         for row in 0..16 {
@@ -399,5 +438,10 @@ mod tests {
             assert!(legal[hot[0]]);
             assert_eq!(legal.iter().filter(|&&l| l).count(), Position::start(variant).legal_moves().len());
         }
+        // The value target mixes the outcome with the search's root value.
+        sample.root_value = -1.0;
+        assert!(arrays.value.iter().all(|&v| v == 1.0));
+        let mixed = encode_batch(&[&sample; 2], variant, true, 0.25, &mut rng);
+        assert_eq!(mixed.value, vec![0.5, 0.5]);
     }
 }

@@ -257,13 +257,22 @@ impl Run {
         if !w.teacher.is_empty() && w.teacher_games > 0 {
             let teacher: tafl_arena::PlayerSpec =
                 w.teacher.parse().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", w.teacher)))?;
+            let defenders: tafl_arena::PlayerSpec = if w.teacher_defenders.is_empty() {
+                teacher.clone()
+            } else {
+                w.teacher_defenders.parse().map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", w.teacher_defenders)))?
+            };
             let seed = self.config.run.seed ^ 0x7EAC_4E55;
-            let lines = teacher_games(self.variant, &teacher, &self.factory, w, seed, observer)?;
+            let lines = teacher_games(self.variant, &teacher, &defenders, &self.factory, w, seed, observer)?;
             if observer.should_stop() {
                 return Ok(());
             }
             let options = ImportOptions { skip_plies: w.teacher_opening_plies, ..ImportOptions::default() };
-            let name = format!("{} against itself", teacher.name);
+            let name = if w.teacher_defenders.is_empty() {
+                format!("{} against itself", teacher.name)
+            } else {
+                format!("{} against {}", teacher.name, defenders.name)
+            };
             let stats = import_records(&staging, self.variant, &lines, &name, &options)?;
             log.push(imported(&name, &stats, observer));
         }

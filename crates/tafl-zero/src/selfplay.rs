@@ -10,9 +10,10 @@
 //! * **Temperature**: during the first `temperature-plies` plies the move is sampled from the
 //!   improved policy raised to `1 / temperature` (the Gumbel root's own choice already samples;
 //!   this widens the openings). Later moves are the search's choice.
-//! * **Resignation**: a side whose full-search value stays below `resign-threshold` for
-//!   `resign-consecutive` of its moves resigns, except in a `resign-playout-fraction` of the
-//!   games, which are played out to count how often resigning would have been wrong.
+//! * **Resignation**: a side whose full search values its chosen move
+//!   (`SearchResult::best_value`) below `resign-threshold` for `resign-consecutive` of its moves
+//!   resigns, except in a `resign-playout-fraction` of the games, which are played out to count
+//!   how often resigning would have been wrong.
 //! * **Length cap**: at `max-plies` the game stops as a draw.
 
 use std::fmt::Write as _;
@@ -246,7 +247,7 @@ impl<'a> SelfPlay<'a> {
             }
             // Resignation looks at full searches only: cheap ones are too noisy.
             let low = &mut slot.low[side_index(side)];
-            *low = if result.root_value < self.config.resign_threshold { *low + 1 } else { 0 };
+            *low = if result.best_value < self.config.resign_threshold { *low + 1 } else { 0 };
             if *low >= self.config.resign_consecutive.max(1) && self.config.resign_threshold > -1.0 {
                 if slot.playout {
                     slot.would_resign.get_or_insert(side);

@@ -35,12 +35,22 @@ pub(crate) struct Completed {
     pub q: Vec<f32>,
     /// The scale of `sigma`: `(c_visit + max_b N(b)) * c_scale`.
     pub scale: f32,
+    /// The smallest completed Q among the moves not proven lost.
+    pub low: f32,
+    /// The spread of those Q-values (at least `MIN_SPREAD`).
+    pub spread: f32,
 }
 
+/// The smallest spread the completed Q-values are rescaled by (mctx's epsilon), so that equal
+/// values give equal, finite sigmas.
+pub(crate) const MIN_SPREAD: f32 = 1e-6;
+
 impl Completed {
-    /// `sigma(q)`, with `q` mapped from [-1, 1] to [0, 1].
+    /// `sigma(q)`, with `q` rescaled to [0, 1] by the smallest and largest completed Q of the
+    /// node's moves not proven lost, as mctx does. Without the rescale, a value head that rates
+    /// every move of one side near -1 leaves the improved policy almost equal to the prior.
     pub fn sigma(&self, q: f32) -> f32 {
-        self.scale * 0.5 * (q + 1.0)
+        self.scale * (q - self.low) / self.spread
     }
 }
 

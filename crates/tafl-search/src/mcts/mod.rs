@@ -32,7 +32,8 @@
 //!   `argmax pi'(a) - N(a) / (1 + sum N)` with `pi' = softmax(logits + sigma(completed Q))`;
 //!   with PUCT the whole tree uses PUCT with first-play urgency.
 //! * **Completed Q** uses the paper's `v_mix`; `sigma(q) = (c_visit + max N) * c_scale * q`
-//!   with `q` mapped from [-1, 1] to [0, 1] (no min-max rescaling).
+//!   with `q` rescaled to [0, 1] by the node's smallest and largest completed Q (mctx's
+//!   `qtransform_completed_by_mix_value`); moves proven lost take no part and get no mass.
 //! * **Sequential halving** follows `mctx`: simulation `i` visits the best action among those
 //!   with the scheduled visit count, so any number of simulations may be in flight. With a
 //!   kept tree, the schedule counts only this search's visits; Q-values use all of them.

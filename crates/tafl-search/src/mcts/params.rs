@@ -44,7 +44,8 @@ pub struct SearchParams {
     pub gumbel_k: u32,
     /// `c_visit` of the monotone transform `sigma(q) = (c_visit + max_b N(b)) * c_scale * q`.
     pub c_visit: f32,
-    /// `c_scale` of `sigma`; `q` is mapped from [-1, 1] to [0, 1] first, as in the paper.
+    /// `c_scale` of `sigma`; `q` is first rescaled to [0, 1] by the node's smallest and largest
+    /// completed Q, as in mctx (whose default `value_scale` this is).
     pub c_scale: f32,
 }
 
@@ -63,14 +64,14 @@ impl Default for SearchParams {
             gumbel_noise: true,
             gumbel_k: 16,
             c_visit: 50.0,
-            c_scale: 1.0,
+            c_scale: 0.1,
         }
     }
 }
 
 impl SearchParams {
-    /// Gumbel search with `visits` simulations and the paper's defaults (k = 16, c_visit = 50,
-    /// c_scale = 1).
+    /// Gumbel search with `visits` simulations and mctx's defaults (k = 16, c_visit = 50,
+    /// c_scale = 0.1 on rescaled Q).
     #[must_use]
     pub fn gumbel(visits: u32) -> SearchParams {
         SearchParams { visits, use_gumbel: true, ..SearchParams::default() }

@@ -28,6 +28,10 @@ pub struct SearchResult {
     pub improved_policy: Vec<(Move, f32)>,
     /// The root value for the side to move, in [-1, 1] (exact when proven).
     pub root_value: f32,
+    /// The value of `best_move` for the side to move: its child's mean (exact when proven), or
+    /// the root value when the move was not visited. Unlike the root's mean, it is not pulled
+    /// down by the poor moves the search tried and dropped: what resignation should look at.
+    pub best_value: f32,
     /// Simulations made by this search (visits reused from an earlier search not counted).
     pub visits: u32,
     /// Visits of the root, reused ones included.
@@ -698,12 +702,25 @@ impl Search {
             qs.push(q);
             visits.push(v);
         }
-        let priors: Vec<f32> = self.tree.edges[edges].iter().map(|e| e.prior).collect();
+        let priors: Vec<f32> = self.tree.edges[edges.clone()].iter().map(|e| e.prior).collect();
         let v_mix = gumbel::mixed_value(n.raw_value, &priors, &qs, &visits);
         let max_n = visits.iter().copied().max().unwrap_or(0);
+        let q: Vec<f32> = qs.into_iter().map(|q| q.unwrap_or(v_mix)).collect();
+        let (mut low, mut high) = (f32::INFINITY, f32::NEG_INFINITY);
+        for (e, &q) in edges.zip(&q) {
+            if !self.lost(e) {
+                low = low.min(q);
+                high = high.max(q);
+            }
+        }
+        if low > high {
+            (low, high) = (-1.0, 1.0); // every move is lost
+        }
         Completed {
-            q: qs.into_iter().map(|q| q.unwrap_or(v_mix)).collect(),
+            q,
             scale: (self.params.c_visit + max_n as f32) * self.params.c_scale,
+            low,
+            spread: (high - low).max(gumbel::MIN_SPREAD),
         }
     }
 
@@ -740,20 +757,36 @@ impl Search {
             }
         }
         let v_mix = if sum_n == 0 { n.raw_value } else { (n.raw_value + sum_n as f32 * sum_pq / sum_p) / (1.0 + sum_n as f32) };
-        let half_scale = 0.5 * (self.params.c_visit + max_n as f32) * self.params.c_scale;
+        // The completed Q-values' range over moves not proven lost, as in `completed`.
+        let (mut low, mut high) = (f32::INFINITY, f32::NEG_INFINITY);
+        for e in edges.clone() {
+            if !self.lost(e) {
+                let q = match self.edge_q(e) {
+                    (Some(q), v) if v > 0 => q,
+                    _ => v_mix,
+                };
+                low = low.min(q);
+                high = high.max(q);
+            }
+        }
+        let spread = if low > high { 2.0 } else { (high - low).max(gumbel::MIN_SPREAD) };
+        let scale = (self.params.c_visit + max_n as f32) * self.params.c_scale / spread;
         // The largest exponent (0 for the unvisited), subtracted to keep exp finite.
         let mut top = 0.0f32;
         for e in edges.clone() {
             if let (Some(q), v) = self.edge_q(e)
                 && v > 0
             {
-                top = top.max(half_scale * (q - v_mix));
+                top = top.max(scale * (q - v_mix));
             }
         }
         let weight = |e: usize| {
+            if self.lost(e) {
+                return 0.0;
+            }
             let prior = self.tree.edges[e].prior;
             match self.edge_q(e) {
-                (Some(q), v) if v > 0 => prior * (half_scale * (q - v_mix) - top).exp(),
+                (Some(q), v) if v > 0 => prior * (scale * (q - v_mix) - top).exp(),
                 _ => prior * (-top).exp(),
             }
         };
@@ -819,6 +852,7 @@ impl Search {
             best_move: None,
             improved_policy: Vec::new(),
             root_value,
+            best_value: root_value,
             visits: self.finished,
             root_visits: root.visits,
             proof: root.proof,
@@ -836,8 +870,20 @@ impl Search {
         }
         let policy = if self.params.use_gumbel && root.state == State::Evaluated {
             let completed = self.completed(ROOT);
-            let mut pi: Vec<f32> =
-                edges.clone().zip(&completed.q).map(|(e, &q)| self.tree.edges[e].prior.max(1e-30).ln() + completed.sigma(q)).collect();
+            // Moves proven lost get no mass (while another move is left): they must be neither
+            // learned nor drawn in the temperature phase.
+            let all_lost = edges.clone().all(|e| self.lost(e));
+            let mut pi: Vec<f32> = edges
+                .clone()
+                .zip(&completed.q)
+                .map(|(e, &q)| {
+                    if self.lost(e) && !all_lost {
+                        f32::NEG_INFINITY
+                    } else {
+                        self.tree.edges[e].prior.max(1e-30).ln() + completed.sigma(q)
+                    }
+                })
+                .collect();
             gumbel::softmax(&mut pi);
             let best = self.gumbel_choice(&completed);
             result.best_move = Some(moves[best]);
@@ -853,6 +899,11 @@ impl Search {
             result.best_move = Some(moves[self.puct_choice()]);
             pi
         };
+        if let Some(best) = result.best_move.and_then(|b| moves.iter().position(|&m| m == b))
+            && let (Some(q), _) = self.edge_q(edges.start + best)
+        {
+            result.best_value = q;
+        }
         result.improved_policy = moves.into_iter().zip(policy).collect();
         result.pv = self.pv();
         result

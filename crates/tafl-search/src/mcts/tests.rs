@@ -457,3 +457,36 @@ fn every_root_move_proven_lost_loses_by_brute_force() {
     }
     assert!(positions >= 20 && refuted >= 500 && forks >= 10, "{positions} positions, {refuted} refuted, {forks} forks");
 }
+
+#[test]
+fn gumbel_targets_give_moves_proven_lost_no_mass_and_rescale_q() {
+    // Attackers to move while the king sees a corner: most moves are proven lost at once.
+    let mut checked = 0;
+    for seed in 0..40 {
+        let mut random = RandomPlayer::new(seed);
+        let mut g = Game::new(Variant::copenhagen());
+        while !g.outcome().is_over() && g.ply() < 160 && checked < 12 {
+            if g.position().side_to_move() == Side::Attackers && g.position().king_escape_move().is_some() {
+                let mut search = Search::new(g.clone(), SearchParams::gumbel(32), seed);
+                let result = search.run(&Material, 4);
+                let edges = search.tree.nodes[0].edges();
+                let lost: Vec<bool> = edges.clone().map(|e| search.child_proof(e) == Some(Proof::Win)).collect();
+                if lost.iter().any(|&l| l) && !lost.iter().all(|&l| l) && result.proof.is_none() {
+                    checked += 1;
+                    for ((m, p), &l) in result.improved_policy.iter().zip(&lost) {
+                        assert!(!l || *p == 0.0, "{m} is proven lost but has mass {p}");
+                    }
+                    // sigma spans [0, scale] over the moves not proven lost.
+                    let completed = search.completed(0);
+                    let alive: Vec<f32> = completed.q.iter().zip(&lost).filter(|&(_, &l)| !l).map(|(&q, _)| completed.sigma(q)).collect();
+                    let (lo, hi) = alive.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &s| (a.min(s), b.max(s)));
+                    assert!(lo.abs() < 1e-4, "lowest sigma {lo}");
+                    assert!(alive.len() < 2 || completed.spread <= gumbel::MIN_SPREAD || (hi - completed.scale).abs() < 1e-3, "highest sigma {hi}");
+                }
+            }
+            let choice = random.choose(&g, &Limits::default()).expect("a move");
+            g.play_unchecked(choice.mv);
+        }
+    }
+    assert!(checked >= 5, "{checked} positions with both lost and open moves");
+}
