@@ -34,12 +34,14 @@ pub struct ArenaConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ArenaError {
     /// A player spec is bad or the player could not be built.
-    #[error("player `{player}`: {source}")]
+    /// (`problem` is not marked as the error's source: the message already holds it, and
+    /// error chains would print it twice.)
+    #[error("player `{player}`: {problem}")]
     Player {
         /// The spec.
         player: String,
         /// What went wrong.
-        source: SpecError,
+        problem: SpecError,
     },
     /// The config cannot work.
     #[error("{0}")]
@@ -182,7 +184,7 @@ pub fn run_tournament(
     // Check every spec before the first game, so that a typo fails at once.
     let mut limits = Vec::with_capacity(players.len());
     for p in players {
-        let player_error = |source| ArenaError::Player { player: p.name.clone(), source };
+        let player_error = |problem| ArenaError::Player { player: p.name.clone(), problem };
         limits.push(p.limits().map_err(player_error)?);
         drop(factory.build(p, config.seed).map_err(player_error)?);
     }
@@ -220,13 +222,16 @@ pub fn run_tournament(
         for (half, (att, def)) in [(a, b), (b, a)].into_iter().enumerate() {
             let index = job * 2 + half;
             let seed = config.seed ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
-            let built = factory.build(&players[att], seed).and_then(|x| factory.build(&players[def], seed ^ 1).map(|y| (x, y)));
+            let built = factory
+                .build(&players[att], seed)
+                .map_err(|e| (att, e))
+                .and_then(|x| factory.build(&players[def], seed ^ 1).map(|y| (x, y)).map_err(|e| (def, e)));
             let (mut attacker, mut defender) = match built {
                 Ok(pair) => pair,
-                Err(source) => {
-                    let who = players[att].name.clone();
+                Err((failed, source)) => {
+                    let who = players[failed].name.clone();
                     let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    s.error.get_or_insert(ArenaError::Player { player: who, source });
+                    s.error.get_or_insert(ArenaError::Player { player: who, problem: source });
                     stop.store(true, Ordering::Relaxed);
                     return;
                 }
