@@ -224,6 +224,9 @@ pub struct OptimizeConfig {
     pub value_weight: f32,
     /// Train on one of the eight board symmetries, drawn at random per sample.
     pub symmetries: bool,
+    /// Seconds of training between resumable points inside a round (0: after every step), so
+    /// that a killed round goes on from its last point.
+    pub resume_every_seconds: f64,
 }
 
 impl Default for OptimizeConfig {
@@ -247,6 +250,7 @@ impl Default for OptimizeConfig {
             momentum: 0.9,
             value_weight: 1.0,
             symmetries: true,
+            resume_every_seconds: 300.0,
         }
     }
 }
@@ -450,6 +454,9 @@ impl RunConfig {
         if o.learning_rate <= 0.0 {
             return bad("optimize.learning-rate", "must be above 0");
         }
+        if !(o.resume_every_seconds.is_finite() && o.resume_every_seconds >= 0.0) {
+            return bad("optimize.resume-every-seconds", "must be 0 or more");
+        }
         if self.gate.enabled && self.gate.games < 2 {
             return bad("gate.games", "must be at least 2 (a pair)");
         }
@@ -545,6 +552,8 @@ mod tests {
     fn bad_values_name_the_key() {
         let e = RunConfig::from_toml("[optimize]\nbatch-size = 0\n").unwrap_err().to_string();
         assert!(e.contains("optimize.batch-size"), "{e}");
+        let e = RunConfig::from_toml("[optimize]\nresume-every-seconds = -1.0\n").unwrap_err().to_string();
+        assert!(e.contains("optimize.resume-every-seconds"), "{e}");
         let e = RunConfig::from_toml("[warm-start]\nrecords = [\"human\"]\nsteps = 0\n").unwrap_err().to_string();
         assert!(e.contains("warm-start.steps"), "{e}");
     }
