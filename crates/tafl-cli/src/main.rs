@@ -7,6 +7,7 @@ mod arena;
 mod bench;
 mod engine;
 mod export;
+mod ladder;
 mod perft;
 mod play;
 mod replay;
@@ -32,6 +33,7 @@ const EXAMPLES: &str = "Examples:
   tafl replay --json crates/tafl-rules/tests/data/copenhagen-11x11-archive.csv
   echo 'd1-d3 e5-e2' | tafl replay --format moves -
   tafl bench nn --net b6c64 --batches 1,8,64,256
+  tafl ladder --player mcts:model=data/runs/default,visits=200 --games 100 --seed 2026
   tafl engine --protocol htp --player alphabeta:depth=4
   tafl play --player alphabeta:time=1s --side defenders
   tafl analyse --player alphabeta:depth=4 --record tafl-game-1700000000.csv
@@ -49,6 +51,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Play a match (`--a`, `--b`) or a round robin (`--players`) and rate the players.
     Arena(arena::ArenaArgs),
+    /// Measure a player against the strength ladder: score, Elo and sides per opponent.
+    Ladder(ladder::LadderArgs),
     /// Throughput of the network (`bench nn`) and of self-play search (`bench mcts`).
     Bench(bench::BenchArgs),
     /// Serve a player over HTP, the OpenTafl engine protocol or a UCI-style protocol.
@@ -130,6 +134,7 @@ fn main() -> ExitCode {
         Command::Show(args) => perft::show(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Arena(args) => arena::run(&args),
+        Command::Ladder(args) => ladder::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Engine(args) => engine::run(&args),
         Command::Play(args) => play::run(&args),
