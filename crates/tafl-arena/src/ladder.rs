@@ -74,7 +74,12 @@ fn percent(wdl: Wdl) -> String {
 
 /// `+12 [-30, +55]`, with the infinite ends of a 100% or 0% score written out.
 fn elo_text(elo: &EloEstimate) -> String {
-    let end = |x: f64| if x.is_finite() { format!("{x:+.0}") } else if x > 0.0 { "+inf".into() } else { "-inf".into() };
+    let end = |x: f64| match x {
+        x if x.is_finite() && x.round() == 0.0 => "0".to_string(),
+        x if x.is_finite() => format!("{x:+.0}"),
+        x if x > 0.0 => "+inf".into(),
+        _ => "-inf".into(),
+    };
     format!("{} [{}, {}]", end(elo.elo), end(elo.lower), end(elo.upper))
 }
 
@@ -148,5 +153,7 @@ mod tests {
     fn infinite_elo_ends_are_written_out() {
         let elo = EloEstimate { score: 1.0, elo: f64::INFINITY, lower: 120.4, upper: f64::INFINITY, samples: 4 };
         assert_eq!(elo_text(&elo), "+inf [+120, +inf]");
+        let even = EloEstimate { score: 0.5, elo: -0.0, lower: -252.4, upper: 252.4, samples: 10 };
+        assert_eq!(elo_text(&even), "0 [-252, +252]");
     }
 }

@@ -112,7 +112,6 @@ impl RoundState {
         let names: std::collections::HashSet<&str> = self.shards.iter().map(String::as_str).collect();
         shards.into_iter().filter(|s| names.contains(relative(run, &s.path).as_str())).collect()
     }
-
 }
 
 /// A round read back from its newest point.
