@@ -170,7 +170,7 @@ impl StageLog {
     /// The line for `done` units, when one is due.
     fn line(&mut self, done: u64, message: &str) -> Option<String> {
         let base = *self.base.get_or_insert(done);
-        let tenth = if self.total == 0 { 10 } else { (done.min(self.total) * 10) / self.total };
+        let tenth = (done.min(self.total) * 10).checked_div(self.total).unwrap_or(10);
         if tenth <= self.tenth && self.last.elapsed() < LOG_EVERY {
             return None;
         }
