@@ -12,6 +12,7 @@
 //! * [`stats`]: Elo from a score, 95% intervals from games (trinomial) and pairs
 //!   (pentanomial), likelihood of superiority, GSPRT.
 //! * [`ratings`]: joint Bradley–Terry ratings for a ladder.
+//! * [`ladder`]: one player against a ladder of opponents, a rung per opponent (`tafl ladder`).
 //! * [`record`] and [`report`]: archive lines (`tafl replay` reads them), OpenTafl `.otg`
 //!   files, `summary.json`, text tables and an SVG ladder plot.
 //!
@@ -19,6 +20,7 @@
 //! times out, answers garbage or moves illegally) loses that game and the run goes on.
 
 pub mod game;
+pub mod ladder;
 pub mod opening;
 pub mod ratings;
 pub mod record;
@@ -28,6 +30,7 @@ pub mod spec;
 pub mod stats;
 
 pub use game::{PlayedGame, Termination, play_game};
+pub use ladder::{LadderReport, Rung};
 pub use opening::{Opening, parse_openings, random_openings};
 pub use ratings::{Meeting, Rating, bradley_terry};
 pub use report::{GAMES_CSV_HEADER, Summary, game_record, plot_ladder, write_results};

@@ -112,7 +112,7 @@ struct PlayerEntry {
     name: Option<String>,
 }
 
-fn parse_spec(text: &str) -> anyhow::Result<PlayerSpec> {
+pub fn parse_spec(text: &str) -> anyhow::Result<PlayerSpec> {
     text.parse::<PlayerSpec>().with_context(|| format!("bad player spec `{text}`"))
 }
 
@@ -122,7 +122,17 @@ fn load_players(args: &ArenaArgs) -> anyhow::Result<Vec<PlayerSpec>> {
     }
     let path = args.players.as_ref().ok_or_else(|| anyhow!("give --a and --b, or --players FILE"))?;
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let file: PlayersFile = toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+    let players = players_from_toml(&text, &path.display().to_string())?;
+    if players.len() < 2 {
+        return Err(anyhow!("{}: a tournament needs at least two players", path.display()));
+    }
+    Ok(players)
+}
+
+/// The players of a players file (`[[player]]` tables with `spec` and an optional `name`);
+/// `source` names the file in messages.
+pub fn players_from_toml(text: &str, source: &str) -> anyhow::Result<Vec<PlayerSpec>> {
+    let file: PlayersFile = toml::from_str(text).with_context(|| source.to_string())?;
     let mut players = Vec::new();
     for entry in file.player {
         let mut spec = parse_spec(&entry.spec)?;
@@ -133,9 +143,6 @@ fn load_players(args: &ArenaArgs) -> anyhow::Result<Vec<PlayerSpec>> {
             return Err(anyhow!("two players named `{}`: give one a name", spec.name));
         }
         players.push(spec);
-    }
-    if players.len() < 2 {
-        return Err(anyhow!("{}: a tournament needs at least two players", path.display()));
     }
     Ok(players)
 }

@@ -1,11 +1,13 @@
 //! The `tafl` command: a thin layer that parses arguments, calls the library crates and maps
-//! errors to exit codes (0 success, 1 a check failed, 2 bad input).
+//! errors to exit codes (0 success, 1 a check failed, 2 bad input, 141 the reader of standard
+//! output or standard error went away).
 
 mod analyse;
 mod arena;
 mod bench;
 mod engine;
 mod export;
+mod ladder;
 mod perft;
 mod play;
 mod replay;
@@ -31,6 +33,7 @@ const EXAMPLES: &str = "Examples:
   tafl replay --json crates/tafl-rules/tests/data/copenhagen-11x11-archive.csv
   echo 'd1-d3 e5-e2' | tafl replay --format moves -
   tafl bench nn --net b6c64 --batches 1,8,64,256
+  tafl ladder --player mcts:model=data/runs/default,visits=200 --games 100 --seed 2026
   tafl engine --protocol htp --player alphabeta:depth=4
   tafl play --player alphabeta:time=1s --side defenders
   tafl analyse --player alphabeta:depth=4 --record tafl-game-1700000000.csv
@@ -48,6 +51,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Play a match (`--a`, `--b`) or a round robin (`--players`) and rate the players.
     Arena(arena::ArenaArgs),
+    /// Measure a player against the strength ladder: score, Elo and sides per opponent.
+    Ladder(ladder::LadderArgs),
     /// Throughput of the network (`bench nn`) and of self-play search (`bench mcts`).
     Bench(bench::BenchArgs),
     /// Serve a player over HTP, the OpenTafl engine protocol or a UCI-style protocol.
@@ -83,13 +88,53 @@ pub fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
     Failure { code: 2, error: error.into() }
 }
 
+/// The exit status of a command whose output pipe was closed: what a shell reports for a program
+/// that SIGPIPE ended (128 + 13), as `seq 1000000 | head -1` shows under `set -o pipefail`.
+const CLOSED_PIPE: u8 = 141;
+
+/// Whether a panic is std's `print!`/`eprint!` failing on a closed pipe ("failed printing to
+/// stdout: Broken pipe (os error 32)"). The message is the only trace std leaves; an end-to-end
+/// test (`tests/closed_pipe.rs`) pins it, so a change in std's wording fails CI instead of
+/// bringing the backtraces back.
+fn is_closed_pipe_panic(info: &std::panic::PanicHookInfo<'_>) -> bool {
+    let payload = info.payload();
+    let message = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied());
+    message.is_some_and(|m| m.starts_with("failed printing to std") && (m.contains("Broken pipe") || m.contains("os error 32")))
+}
+
+/// Whether an error comes from writing to a closed pipe (`tafl play`, `tafl engine` and others
+/// that write through `io::Write` and return the error).
+fn is_closed_pipe_error(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Ends the process quietly when output goes to a pipe that nobody reads any more
+/// (`tafl show | head -3`, `tafl train 2>&1 | head`), from any thread.
+///
+/// Rust ignores SIGPIPE, so a write to a closed pipe fails with EPIPE and `println!` panics.
+/// Restoring the default SIGPIPE action needs `libc::signal` (unsafe, denied here) or an
+/// unstable compiler flag; instead the panic hook recognises that one panic and exits with the
+/// status a shell shows for a program that SIGPIPE ended, with nothing on standard error
+/// (which may be the closed pipe itself). Every other panic goes to the default hook.
+fn end_quietly_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if is_closed_pipe_panic(info) {
+            std::process::exit(i32::from(CLOSED_PIPE));
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    end_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(args) => perft::run(&args),
         Command::Show(args) => perft::show(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Arena(args) => arena::run(&args),
+        Command::Ladder(args) => ladder::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Engine(args) => engine::run(&args),
         Command::Play(args) => play::run(&args),
@@ -104,6 +149,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        Err(Failure { error, .. }) if is_closed_pipe_error(&error) => ExitCode::from(CLOSED_PIPE),
         Err(Failure { code, error }) => {
             eprintln!("error: {error:#}");
             ExitCode::from(code)

@@ -1,8 +1,10 @@
 //! `tafl train`, `tafl selfplay`, `tafl optimize`, `tafl gate` and `tafl report`: the training
 //! pipeline of `tafl-zero` behind progress bars.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use clap::Args;
@@ -14,9 +16,12 @@ use crate::{Failure, bad_input};
 
 const TRAIN_HELP: &str = "The run directory (default data/runs/default):
   config.toml  models/<id>/  models/best  selfplay/<model>/*.bin,*.csv  selfplay/import/*.bin
-  arena/  logs/metrics.jsonl  report/
+  arena/  logs/metrics.jsonl  report/  resume/ (the round in progress)
 
-Kill it at any moment (even kill -9) and start it again: it resumes from the files.
+Kill it at any moment (even kill -9) and start it again: it resumes from the files, a training
+round from its last resumable point (every optimize.resume-every-seconds). Without a terminal
+(nohup, | tee, a batch job) progress goes to standard error as a line per tenth of each stage,
+and at least every 30 s.
 Several `tafl selfplay --run DIR` processes (other machines too) may feed the same run.
 
 Examples:
@@ -134,19 +139,77 @@ pub struct ReportArgs {
     run: PathBuf,
 }
 
+/// Without a terminal (`nohup`, `| tee`, a batch job) the bars draw nothing: a plain line every
+/// tenth of a stage, and at least this often, shows in the log that the job is alive and how far
+/// it is.
+const LOG_EVERY: Duration = Duration::from_secs(30);
+
 /// Progress bars and log lines on standard error.
 struct Bars {
     quiet: bool,
+    /// Standard error is not a terminal: progress goes out as plain lines.
+    log_lines: bool,
     bar: Mutex<Option<ProgressBar>>,
+    line: Mutex<Option<StageLog>>,
+}
+
+/// The stage whose progress goes out as plain lines.
+struct StageLog {
+    name: String,
+    total: u64,
+    unit: String,
+    started: Instant,
+    /// When the last line went out, and the tenth it reported.
+    last: Instant,
+    tenth: u64,
+    /// The first progress reported: a resumed stage starts part-way.
+    base: Option<u64>,
+}
+
+impl StageLog {
+    /// The line for `done` units, when one is due.
+    fn line(&mut self, done: u64, message: &str) -> Option<String> {
+        let base = *self.base.get_or_insert(done);
+        let tenth = (done.min(self.total) * 10).checked_div(self.total).unwrap_or(10);
+        if tenth <= self.tenth && self.last.elapsed() < LOG_EVERY {
+            return None;
+        }
+        self.tenth = self.tenth.max(tenth);
+        self.last = Instant::now();
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let eta = if done > base && done < self.total {
+            format!(", about {} left", minutes(elapsed * (self.total - done) as f64 / (done - base) as f64))
+        } else {
+            String::new()
+        };
+        let percent = if self.total == 0 { 100.0 } else { 100.0 * done as f64 / self.total as f64 };
+        let message = if message.is_empty() { String::new() } else { format!(": {message}") };
+        Some(format!("{}: {done}/{} {} ({percent:.0}%) in {}{eta}{message}", self.name, self.total, self.unit, minutes(elapsed)))
+    }
+}
+
+/// `42s`, `12m05s`, `2h03m`.
+fn minutes(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
 }
 
 impl Bars {
     fn new(quiet: bool) -> Bars {
-        Bars { quiet, bar: Mutex::new(None) }
+        let log_lines = !quiet && !std::io::stderr().is_terminal();
+        Bars { quiet, log_lines, bar: Mutex::new(None), line: Mutex::new(None) }
     }
     fn with_bar(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
         let mut bar = self.bar.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         f(&mut bar);
+    }
+    fn with_line(&self, f: impl FnOnce(&mut Option<StageLog>)) {
+        let mut line = self.line.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut line);
     }
 }
 
@@ -164,6 +227,12 @@ impl Observer for Bars {
                 old.finish_and_clear();
             }
         });
+        if self.log_lines {
+            let now = Instant::now();
+            let log = StageLog { name: name.to_string(), total, unit: unit.to_string(), started: now, last: now, tenth: 0, base: None };
+            eprintln!("{}: 0/{total} {unit}", log.name);
+            self.with_line(|l| *l = Some(log));
+        }
     }
     fn progress(&self, done: u64, message: &str) {
         self.with_bar(|b| {
@@ -172,6 +241,13 @@ impl Observer for Bars {
                 bar.set_message(message.to_string());
             }
         });
+        if self.log_lines {
+            self.with_line(|l| {
+                if let Some(line) = l.as_mut().and_then(|log| log.line(done, message)) {
+                    eprintln!("{line}");
+                }
+            });
+        }
     }
     fn finish(&self) {
         self.with_bar(|b| {
@@ -179,11 +255,13 @@ impl Observer for Bars {
                 bar.finish_and_clear();
             }
         });
+        self.with_line(|l| *l = None);
     }
     fn info(&self, line: &str) {
         let mut printed = false;
         self.with_bar(|b| {
-            if let Some(bar) = b {
+            // A hidden bar (no terminal) drops what it is asked to print.
+            if let Some(bar) = b.as_ref().filter(|bar| !bar.is_hidden()) {
                 bar.println(line);
                 printed = true;
             }

@@ -140,3 +140,49 @@ fn arena_writes_records_and_logs_each_pair_without_a_terminal() {
     assert!(!dir.join("games.partial.csv").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
+    let dir = std::env::temp_dir().join(format!("tafl-cli-ladder-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ladder = temp_file("ladder.toml", "[[player]]\nspec = \"random:seed=1\"\nname = \"random\"\n[[player]]\nspec = \"alphabeta:depth=1\"\n");
+    let args = ["ladder", "--player", "alphabeta:depth=2", "--variant", "brandubh", "--ladder", ladder.to_str().unwrap(), "--games", "4", "--threads", "1", "--max-plies", "80", "--seed", "9"];
+    let out = tafl(&[&args[..], &["--out", dir.to_str().unwrap()]].concat(), None);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("alphabeta:depth=2 on brandubh: 4 games per opponent"), "{stdout}");
+    for header in ["opponent", "games", "score", "Elo [95%]", "as attackers", "as defenders"] {
+        assert!(stdout.contains(header), "{stdout}");
+    }
+    let row = |name: &str| stdout.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no row for {name}: {stdout}")).to_string();
+    for name in ["random ", "alphabeta:depth=1 "] {
+        let row = row(name);
+        assert_eq!(row.split_whitespace().nth(1), Some("4"), "{row}");
+        assert!(row.contains('%') && row.contains('['), "{row}");
+    }
+    // The games of each rung, the table with its command, and the numbers.
+    for rung in ["01-random", "02-alphabeta_depth_1"] {
+        let csv = std::fs::read_to_string(dir.join(rung).join("games.csv")).unwrap();
+        assert_eq!(csv.lines().filter(|l| !l.starts_with('#')).count(), 4);
+    }
+    let table = std::fs::read_to_string(dir.join("ladder.txt")).unwrap();
+    assert!(table.starts_with("$ tafl ladder --player alphabeta:depth=2 "), "{table}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("ladder.json")).unwrap()).unwrap();
+    assert_eq!(json["rungs"].as_array().unwrap().len(), 2);
+    assert_eq!(json["rungs"][1]["opponent"], "alphabeta:depth=1");
+    // Two games per side against each rung.
+    for rung in json["rungs"].as_array().unwrap() {
+        for side in ["attacking", "defending"] {
+            let games: u64 = ["wins", "draws", "losses"].iter().map(|k| rung[side][k].as_u64().unwrap()).sum();
+            assert_eq!(games, 2, "{rung}");
+        }
+    }
+
+    // A previous player named like a rung is refused before any game.
+    let clash = tafl(&[&args[..], &["--previous", "random:seed=1,name=random"]].concat(), None);
+    assert_eq!(clash.status.code(), Some(2));
+    assert!(text(&clash.stderr).contains("--previous"), "{}", text(&clash.stderr));
+    let help = tafl(&["ladder", "--help"], None);
+    assert!(text(&help.stdout).contains("Examples:\n  tafl ladder --player"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

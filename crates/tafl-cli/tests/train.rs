@@ -131,3 +131,42 @@ fn import_turns_records_into_shards_and_refuses_missing_files() {
     assert!(stdout.contains(&format!("{samples} samples")), "{stdout}");
     let _ = std::fs::remove_dir_all(&run);
 }
+
+#[test]
+fn without_a_terminal_every_long_stage_logs_plain_progress_lines() {
+    // The smoke config made smaller: one iteration of every stage, evaluation included.
+    let run = temp_run("log");
+    std::fs::create_dir_all(&run).unwrap();
+    let smoke = std::fs::read_to_string(SMOKE).unwrap();
+    let config = smoke
+        .replace("iterations = 2", "iterations = 1")
+        .replace("games-per-iteration = 64", "games-per-iteration = 16")
+        .replace("min-steps = 20", "min-steps = 10")
+        .replace("max-steps = 60", "max-steps = 10")
+        .replace("enabled = true\ngames = 8", "enabled = true\ngames = 4")
+        .replace("every = 2\ngames = 4", "every = 1\ngames = 2")
+        .replace("teacher-games = 16", "teacher-games = 8")
+        .replace("steps = 30", "steps = 10");
+    let path = run.join("log.toml");
+    std::fs::write(&path, config).unwrap();
+    // Standard error is a pipe here, as under nohup, `| tee` or a batch job.
+    let out = tafl().args(["train", "--config", path.to_str().unwrap(), "--run", run.join("r").to_str().unwrap()]).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    for line in [
+        "warm start: alphabeta:depth=1 against itself: 0/8 games",
+        "warm start: alphabeta:depth=1 against itself: 8/8 games (100%) in ",
+        "selfplay m000000: 0/8 games",
+        "optimize: 0/10 steps",
+        "optimize: 1/10 steps (10%) in ",
+        "optimize: 10/10 steps (100%) in ",
+        "gate m000001 vs m000000: 4/4 games (100%) in ",
+        "vs alphabeta:depth=1: 2/2 games (100%) in ",
+    ] {
+        assert!(log.contains(line), "no `{line}` in the log:\n{log}");
+    }
+    // A line per tenth at most (or per 30 s): the 10-step round logs 11 lines, not one per
+    // progress call.
+    assert_eq!(log.lines().filter(|l| l.starts_with("optimize: ") && l.contains(" steps")).count(), 11, "{log}");
+    let _ = std::fs::remove_dir_all(&run);
+}

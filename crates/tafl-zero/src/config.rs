@@ -232,6 +232,9 @@ pub struct OptimizeConfig {
     /// that played the position, so that one lost game does not teach each of its positions
     /// the same lesson (imported samples have no search: their root value is the outcome).
     pub value_mix: f32,
+    /// Seconds of training between resumable points inside a round (0: after every step), so
+    /// that a killed round goes on from its last point.
+    pub resume_every_seconds: f64,
 }
 
 impl Default for OptimizeConfig {
@@ -257,6 +260,7 @@ impl Default for OptimizeConfig {
             symmetries: true,
             import_weight: 1.0,
             value_mix: 0.0,
+            resume_every_seconds: 300.0,
         }
     }
 }
@@ -465,6 +469,9 @@ impl RunConfig {
         if o.learning_rate <= 0.0 {
             return bad("optimize.learning-rate", "must be above 0");
         }
+        if !(o.resume_every_seconds.is_finite() && o.resume_every_seconds >= 0.0) {
+            return bad("optimize.resume-every-seconds", "must be 0 or more");
+        }
         if self.gate.enabled && self.gate.games < 2 {
             return bad("gate.games", "must be at least 2 (a pair)");
         }
@@ -563,6 +570,8 @@ mod tests {
     fn bad_values_name_the_key() {
         let e = RunConfig::from_toml("[optimize]\nbatch-size = 0\n").unwrap_err().to_string();
         assert!(e.contains("optimize.batch-size"), "{e}");
+        let e = RunConfig::from_toml("[optimize]\nresume-every-seconds = -1.0\n").unwrap_err().to_string();
+        assert!(e.contains("optimize.resume-every-seconds"), "{e}");
         let e = RunConfig::from_toml("[warm-start]\nrecords = [\"human\"]\nsteps = 0\n").unwrap_err().to_string();
         assert!(e.contains("warm-start.steps"), "{e}");
     }

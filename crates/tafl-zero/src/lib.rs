@@ -10,6 +10,7 @@
 //! * [`selfplay`]: games in flight, one network batch per step, playout-cap randomisation,
 //!   temperature, resignation with playouts that measure false resignations.
 //! * [`optimize`]: the replay window and one training round into a new checkpoint.
+//! * [`resume`]: resumable points inside a training round, so a killed round goes on.
 //! * [`import`]: recorded games (human archives, arena matches) as samples for a warm start.
 //! * [`gate`] and [`evaluate`]: candidate against best; best against a ladder.
 //! * [`pipeline`]: `train`: the stages in a loop, resumable at any point.
@@ -26,6 +27,7 @@ pub mod optimize;
 pub mod pipeline;
 pub mod players;
 pub mod report;
+pub mod resume;
 pub mod rundir;
 pub mod selfplay;
 pub mod shard;

@@ -9,8 +9,11 @@
 //! * **Symmetries**: each sample is drawn under one of the eight board symmetries at random.
 //! * **Continuity**: a round starts from the newest checkpoint with its optimiser state (not
 //!   from the best model: gating decides what self-play uses, not what training continues).
+//! * **Resumable**: every `resume-every-seconds` of training, and when asked to stop, the round
+//!   writes a point ([`crate::resume`]); a round killed part-way goes on from its last point
+//!   with the same shards, steps and per-step random draws.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -22,6 +25,7 @@ use tafl_nn::{TrainBatch, TrainConfig, Trainer};
 use tafl_rules::{Symmetry, Variant};
 
 use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
+use crate::resume::{self, RoundState, RoundSums, step_seed};
 use crate::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number, now};
 use crate::shard::{Sample, ShardExpect, read_shard};
 use crate::{Observer, ZeroError};
@@ -135,6 +139,8 @@ pub struct RoundReport {
     pub seconds: f64,
     /// Samples per second through the training steps.
     pub samples_per_s: f64,
+    /// The step the round resumed from (0: it ran from its start).
+    pub resumed_from_step: u32,
 }
 
 fn train_config(config: &OptimizeConfig) -> TrainConfig {
@@ -233,9 +239,17 @@ pub fn train_round(
     for w in warnings {
         observer.warn(&w);
     }
+    let tc = train_config(o);
+    // A round from this parent that was stopped part-way goes on, on the shards it began with.
+    resume::clear_except(run, Some(&parent));
+    let resumed = resume::latest(run, &parent, &expected, &shards, &tc, o.batch_size, observer);
+    let shards = match &resumed {
+        Some(r) => r.state.keep(run, shards),
+        None => shards,
+    };
     let (games_total, samples_total) = totals(&shards);
     let new_games = games_total.saturating_sub(parent_info.games_total);
-    if samples_total == 0 || (!force && new_games < u64::from(config.selfplay.games_per_iteration)) {
+    if samples_total == 0 || (!force && resumed.is_none() && new_games < u64::from(config.selfplay.games_per_iteration)) {
         return Ok(None);
     }
     let new_samples = samples_total.saturating_sub(parent_info.samples_total);
@@ -247,35 +261,66 @@ pub fn train_round(
     let loaded = samples.len() as u64;
     let max_weight = samples.iter().map(|s| s.weight).fold(0.0f32, f32::max);
 
-    let dir = run.model_dir(&parent);
-    let loaded_model = checkpoint::load(&dir, &expected, &tafl_nn::device()).map_err(model_error(&parent))?;
-    let tc = train_config(o);
-    let optim = match checkpoint::load_optimizer(&dir, &loaded_model.meta, tc.optimizer()) {
-        Ok(Some(optim)) => optim,
-        Ok(None) => tc.optimizer(),
-        Err(e) => {
-            observer.warn(&format!("optimiser state of {parent} does not load ({e}); starting a fresh one"));
-            tc.optimizer()
+    let iteration = parent_info.iteration + 1;
+    let (mut trainer, net_config, mut state) = match resumed {
+        Some(r) => {
+            observer.info(&format!("optimize: resuming the round from {parent} at step {} of {}", r.state.step, r.state.steps));
+            (r.trainer, r.config, r.state)
+        }
+        None => {
+            let dir = run.model_dir(&parent);
+            let loaded_model = checkpoint::load(&dir, &expected, &tafl_nn::device()).map_err(model_error(&parent))?;
+            let optim = match checkpoint::load_optimizer(&dir, &loaded_model.meta, tc.optimizer()) {
+                Ok(Some(optim)) => optim,
+                Ok(None) => tc.optimizer(),
+                Err(e) => {
+                    observer.warn(&format!("optimiser state of {parent} does not load ({e}); starting a fresh one"));
+                    tc.optimizer()
+                }
+            };
+            let seed = config.run.seed ^ u64::from(iteration).wrapping_mul(0xA24B_AED4_963E_E407) ^ u64::from(std::process::id());
+            let state = RoundState {
+                version: resume::RESUME_VERSION,
+                parent: parent.clone(),
+                iteration,
+                steps: steps_for(o, new_samples),
+                step: 0,
+                seed,
+                batch_size: o.batch_size,
+                shards: resume::shard_names(run, &shards),
+                games_total,
+                samples_total,
+                new_samples,
+                sums: RoundSums::default(),
+                seconds: 0.0,
+                learning_rate: o.learning_rate,
+            };
+            (Trainer::resume(loaded_model.model, optim, tc), loaded_model.config, state)
         }
     };
-    let net_config = loaded_model.config.clone();
-    let mut trainer = Trainer::resume(loaded_model.model, optim, tc);
     let device = trainer.device();
-
-    let iteration = parent_info.iteration + 1;
-    let steps = steps_for(o, new_samples);
-    let seed = config.run.seed ^ u64::from(iteration).wrapping_mul(0xA24B_AED4_963E_E407) ^ u64::from(std::process::id());
-    let mut rng = StdRng::seed_from_u64(seed);
+    let steps = state.steps;
+    let first_step = state.step;
+    let point_meta = ModelInfo { id: format!("{parent} round"), parent: Some(parent.clone()), iteration, ..ModelInfo::default() }.into_meta(variant.name());
+    let save_point = |state: &RoundState, trainer: &Trainer| resume::save(run, state, trainer, &net_config, point_meta.clone());
+    let resume_every = Duration::from_secs_f64(o.resume_every_seconds);
     observer.stage("optimize", u64::from(steps), "steps");
+    observer.progress(u64::from(first_step), "");
     let started = Instant::now();
-    let (mut sum, mut sum_policy, mut sum_value) = (0.0f64, 0.0f64, 0.0f64);
-    let (mut tail, mut tail_n) = (0.0f64, 0u32);
-    let mut lr = o.learning_rate;
-    let mut trained = 0u64;
-    for step in 0..steps {
+    let mut last_point = Instant::now();
+    let seconds_before = state.seconds;
+    let trained_before = state.sums.trained;
+    for step in first_step..steps {
         if observer.should_stop() {
+            // Stopped (a deadline): nothing trained so far is lost.
+            if step > first_step {
+                save_point(&state, &trainer)?;
+            }
             return Ok(None);
         }
+        // One generator per step, derived from the round's seed: a resumed round draws the
+        // batches an uninterrupted one would.
+        let mut rng = StdRng::seed_from_u64(step_seed(state.seed, step));
         let mut batch: Vec<&Sample> = Vec::with_capacity(o.batch_size);
         while batch.len() < o.batch_size {
             let s = &samples[rng.random_range(0..samples.len())];
@@ -286,22 +331,30 @@ pub fn train_round(
         let arrays = encode_batch(&batch, variant, o.symmetries, o.value_mix, &mut rng);
         let tensors = TrainBatch::from_slices(&net_config, &arrays.planes, &arrays.policy, &arrays.legal, &arrays.value, &device)
             .map_err(|e| ZeroError::Other(format!("training batch: {e}")))?;
-        lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
+        let lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
         trainer.set_learning_rate(lr);
         let stats = trainer.step(&tensors);
-        trained += arrays.value.len() as u64;
-        sum += f64::from(stats.total);
-        sum_policy += f64::from(stats.policy);
-        sum_value += f64::from(stats.value);
+        let sums = &mut state.sums;
+        sums.trained += arrays.value.len() as u64;
+        sums.loss += f64::from(stats.total);
+        sums.policy += f64::from(stats.policy);
+        sums.value += f64::from(stats.value);
         if step >= steps - steps.div_ceil(10) {
-            tail += f64::from(stats.total);
-            tail_n += 1;
+            sums.tail += f64::from(stats.total);
+            sums.tail_steps += 1;
         }
-        let rate = trained as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        state.step = step + 1;
+        state.learning_rate = lr;
+        state.seconds = seconds_before + started.elapsed().as_secs_f64();
+        let rate = (state.sums.trained - trained_before) as f64 / started.elapsed().as_secs_f64().max(1e-9);
         observer.progress(u64::from(step + 1), &format!("loss {:.3} (p {:.3} v {:.3}) {rate:.0} samples/s", stats.total, stats.policy, stats.value));
+        if state.step < steps && last_point.elapsed() >= resume_every {
+            save_point(&state, &trainer)?;
+            last_point = Instant::now();
+        }
     }
-    let seconds = started.elapsed().as_secs_f64();
     observer.finish();
+    let (sums, seconds, lr, trained) = (state.sums, state.seconds, state.learning_rate, state.sums.trained);
 
     let info = ModelInfo {
         id: String::new(),
@@ -326,6 +379,8 @@ pub fn train_round(
             Err(e) => return Err(model_error(&id)(e)),
         }
     };
+    // The round is a model now: its points have served.
+    resume::clear_except(run, None);
     let n = f64::from(steps.max(1));
     let report = RoundReport {
         id,
@@ -337,13 +392,14 @@ pub fn train_round(
         loaded,
         samples_total,
         new_samples,
-        loss: (sum / n) as f32,
-        policy_loss: (sum_policy / n) as f32,
-        value_loss: (sum_value / n) as f32,
-        final_loss: (tail / f64::from(tail_n.max(1))) as f32,
+        loss: (sums.loss / n) as f32,
+        policy_loss: (sums.policy / n) as f32,
+        value_loss: (sums.value / n) as f32,
+        final_loss: (sums.tail / f64::from(sums.tail_steps.max(1))) as f32,
         learning_rate: lr,
         seconds,
         samples_per_s: trained as f64 / seconds.max(1e-9),
+        resumed_from_step: first_step,
     };
     let mut fields = serde_json::to_value(&report).unwrap_or_default();
     if let Some(map) = fields.as_object_mut() {

@@ -7,6 +7,7 @@
 //! <run>/selfplay/<model>/*.bin   sample shards; *.csv beside them: the games as archive lines
 //! <run>/arena/gate-<id>.json     gating results; eval-<id>.json evaluation results; *.csv records
 //! <run>/logs/metrics.jsonl       one JSON object per event
+//! <run>/resume/<parent>/step-N/  the last resumable point of a training round in progress
 //! <run>/report/                  plots and index.html
 //! ```
 //! Nothing is kept in memory between stages: the state (latest model, best model, games and
@@ -117,6 +118,18 @@ impl RunDir {
     pub fn root(&self) -> &Path {
         &self.root
     }
+    /// `resume/`: resumable points of training rounds in progress ([`crate::resume`]).
+    #[must_use]
+    pub fn resumes_dir(&self) -> PathBuf {
+        self.root.join("resume")
+    }
+
+    /// `resume/<parent>/`: the points of the round that continues from `parent`.
+    #[must_use]
+    pub fn resume_dir(&self, parent: &str) -> PathBuf {
+        self.resumes_dir().join(parent)
+    }
+
     /// `config.toml`.
     #[must_use]
     pub fn config_path(&self) -> PathBuf {
