@@ -635,6 +635,9 @@ impl Client {
                 let id = self.awaiting.pop_front();
                 match id {
                     Some(id) => {
+                        if let Some(a) = self.active.get_mut(&id) {
+                            a.referee.take_back();
+                        }
                         self.say(&format!("game {id}: the server refused our move: `{}`", protocol::clip(&words)));
                         self.resign(c, id, "the server refused our move")?;
                     }
@@ -659,8 +662,8 @@ impl Client {
                 }
             }
             ServerLine::DrawOffered { game, side } => {
-                self.say(&format!("game {game}: the {side} offer a draw; declining"));
-                self.send(c, &format!("draw {game} decline"))?;
+                // No answer: in 6.4.1 `draw ID decline` deletes the game on the server.
+                self.say(&format!("game {game}: the {side} offer a draw; playing on (not answered)"));
             }
             ServerLine::Resume(game) => self.on_resume(c, *game)?,
             ServerLine::LoginRefused(words) => self.say(&format!("unexpected login answer: {}", protocol::clip(&words))),

@@ -18,7 +18,7 @@
 //! | `= game` / `? game ERROR` | our move was taken / refused (no id: replies come in the order of our moves) |
 //! | `= game_over ID attacker_wins\|defender_wins` | the game is over (instead of `= game` when our move ended it) |
 //! | `= draw accept` | a game ended drawn (the server's move limit; no id) |
-//! | `request_draw ID ROLE` | `ROLE` offers a draw: `draw ID accept\|decline` answers |
+//! | `request_draw ID ROLE` | `ROLE` offers a draw (`draw ID accept\|decline` answers, but in 6.4.1 either deletes the game: the client does not answer) |
 //! | `= resume_game_json {…}` | the game's players, size, clocks and moves, asked for with `resume_game_json ID` |
 //!
 //! Squares are `a1`… with `a1` bottom-left, lowercase up to 11x11, uppercase on 13x13 (both are
@@ -532,7 +532,8 @@ pub fn unix_ms(text: &str) -> Option<i64> {
 mod tests {
     use super::*;
 
-    /// Lines recorded from hnefatafl-server 6.4.1 on localhost.
+    /// Lines recorded from hnefatafl-server 6.4.1 on localhost (a game, a refused move, a
+    /// reconnection, a loss on time, logins refused).
     const RECORDED: &[&str] = &[
         "= login",
         "= new_game 0",
@@ -546,7 +547,10 @@ mod tests {
         "? game play: you already reached that position",
         "= draw accept",
         "request_draw 7 attacker",
-        "? login multiple_possible_errors",
+        "? login multiple_possible_errors logged_in_already",
+        "? create_account already_exists unknown error",
+        "= text_game (username:\"x\",timestamp:\"2026-12-01T01:54:05.317001522Z\",content:\"\")",
+        "game 1 play attacker D1 D3",
     ];
 
     #[test]
@@ -574,6 +578,9 @@ mod tests {
         assert_eq!(parsed[10], ServerLine::Drawn);
         assert_eq!(parsed[11], ServerLine::DrawOffered { game: 7, side: Side::Attackers });
         assert!(matches!(parsed[12], ServerLine::LoginRefused(_)));
+        assert!(matches!(&parsed[13], ServerLine::LoginRefused(w) if w.contains("already_exists")));
+        assert!(matches!(parsed[14], ServerLine::Other(_)));
+        assert_eq!(parsed[15], ServerLine::Played { game: 1, side: Side::Attackers, from: "D1".into(), to: "D3".into() });
     }
 
     #[test]

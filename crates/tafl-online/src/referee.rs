@@ -7,7 +7,7 @@
 //! server's own tests. This module also answers the one question the client must ask before
 //! it sends a move: would the server refuse it?
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use tafl_rules::{Game, Move, Outcome, Position, Side, Variant, parse_move};
 
@@ -40,7 +40,9 @@ pub enum RefereeError {
 pub struct Refereed {
     game: Game,
     /// Boards (placement only) after every ply, for the server's repetition rule.
-    boards: HashSet<String>,
+    boards: HashMap<String, u32>,
+    /// Captures of each ply, to take back a ply the server refused.
+    taken: Vec<u32>,
     /// Plies as played, with the captures our rules found.
     record: Vec<String>,
     captures: [u32; 2],
@@ -75,8 +77,8 @@ impl Refereed {
     /// An unsupported size.
     pub fn new(size: u8) -> Result<Refereed, RefereeError> {
         let game = Game::new(variant_for(size)?);
-        let boards = HashSet::from([placement(game.position())]);
-        Ok(Refereed { game, boards, record: Vec::new(), captures: [0, 0], notes: Vec::new(), ended_at: None })
+        let boards = HashMap::from([(placement(game.position()), 1)]);
+        Ok(Refereed { game, boards, taken: Vec::new(), record: Vec::new(), captures: [0, 0], notes: Vec::new(), ended_at: None })
     }
 
     /// A game replayed from a server's move list (`from-to[xSQ…]`, `---` for a resignation).
@@ -163,7 +165,8 @@ impl Refereed {
             text.push_str(sq);
         }
         self.record.push(text);
-        self.boards.insert(placement(self.game.position()));
+        self.taken.push(captured.len() as u32);
+        *self.boards.entry(placement(self.game.position())).or_insert(0) += 1;
         Ok(captured)
     }
 
@@ -195,7 +198,24 @@ impl Refereed {
         if position.play(mv).is_err() {
             return true;
         }
-        self.boards.contains(&placement(&position))
+        self.boards.contains_key(&placement(&position))
+    }
+
+    /// Takes back the last ply (our move, which the server refused).
+    pub fn take_back(&mut self) {
+        let board = placement(self.game.position());
+        if self.game.undo().is_none() {
+            return;
+        }
+        if let Some(count) = self.boards.get_mut(&board) {
+            *count -= 1;
+            if *count == 0 {
+                self.boards.remove(&board);
+            }
+        }
+        self.record.pop();
+        let side = usize::from(self.game.position().side_to_move() == Side::Defenders);
+        self.captures[side] -= self.taken.pop().unwrap_or(0);
     }
 
     /// Compares the server's result with ours and notes a difference. `winner` is `None` for a
