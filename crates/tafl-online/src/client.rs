@@ -500,7 +500,8 @@ impl Client {
     }
 
     fn in_play(&self) -> usize {
-        self.active.len() + self.offers.len() + self.offers_sent.len() + self.joins.len()
+        let joins_waiting = self.joins.iter().filter(|id| !self.active.contains_key(id)).count();
+        self.active.len() + self.offers.len() + self.offers_sent.len() + joins_waiting
     }
 
     fn offer_and_join(&mut self, c: &mut Connection) -> Result<(), String> {
@@ -593,10 +594,10 @@ impl Client {
             ServerLine::JoinPending(id) => self.say(&format!("game {id}: waiting for its creator to accept")),
             ServerLine::GameStarts { attacker, defender, rated, time, size } => {
                 self.say(&format!("a game starts: {attacker} (attackers) against {defender} (defenders), {}, {}, {size}x{size}", if rated { "rated" } else { "unrated" }, time_text(time)));
-                // The line names no game: ask about every game we asked to join.
-                let ids: Vec<GameId> = self.joins.iter().copied().collect();
+                // The line names no game: ask about the games we asked to join (once each).
+                let ids: Vec<GameId> = self.joins.iter().filter(|id| !self.active.contains_key(id)).copied().collect();
                 for id in ids {
-                    self.send(c, &format!("resume_game_json {id}"))?;
+                    self.start_game(c, id)?;
                 }
             }
             ServerLine::YourMove { game, side } => match self.active.get(&game) {
@@ -719,6 +720,16 @@ impl Client {
         self.joins.remove(&id);
         if !self.active.contains_key(&id) {
             self.start_game_placeholder(id);
+        }
+        // A reply to a request sent before our last move does not have it yet: the state we
+        // hold is newer.
+        let plies = game.moves.split_whitespace().count();
+        if let Some(a) = self.active.get_mut(&id)
+            && a.synced
+            && plies < a.referee.ply()
+        {
+            a.resume_asked = None;
+            return Ok(());
         }
         let referee = match Refereed::from_moves(game.dim, &game.moves) {
             Ok(r) => r,
@@ -978,7 +989,7 @@ impl Client {
         text.push_str(&a.referee.archive_line(Some(winner)));
         text.push('\n');
         let path = dir.join(format!("game-{id}.csv"));
-        let temp = dir.join(format!(".game-{id}.csv.tmp"));
+        let temp = dir.join(format!(".game-{id}.{}.tmp", std::process::id()));
         let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&temp, text)).and_then(|()| std::fs::rename(&temp, &path));
         match written {
             Ok(()) => Some(path),

@@ -231,10 +231,16 @@ impl Refereed {
         };
         match ours {
             Outcome::Ongoing if resigned => {}
-            Outcome::Ongoing => self.notes.push(format!("the server ended the game after ply {} ({theirs}) where our rules play on", self.ply())),
+            Outcome::Ongoing => {
+                let fen = self.game.position().to_fen();
+                self.notes.push(format!("the server ended the game after ply {} ({theirs}) where our rules play on: {fen}", self.ply()));
+            }
             Outcome::Decided { winner: w, .. } if Some(w) == winner => {}
             Outcome::Draw { .. } if winner.is_none() => {}
-            other => self.notes.push(format!("the server says {theirs}, our rules say {}", describe(other))),
+            other => {
+                let fen = self.game.position().to_fen();
+                self.notes.push(format!("the server says {theirs}, our rules say {}: {fen}", describe(other)));
+            }
         }
     }
 
