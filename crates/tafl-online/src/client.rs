@@ -578,6 +578,10 @@ impl Client {
                     self.say(&format!("the server lists an offer {id} we did not make"));
                     return Ok(());
                 };
+                if self.stopping {
+                    self.say(&format!("withdrawing offer {id} (stopping)"));
+                    return self.send(c, &format!("leave_game {id}"));
+                }
                 self.offers.insert(id, side);
                 let o = &self.options;
                 self.say(&format!("offered game {id}: we play the {side}, {} {}, {}x{}", if o.rated { "rated" } else { "unrated" }, time_text(o.time), o.size, o.size));
@@ -782,7 +786,7 @@ impl Client {
             a.size,
             a.referee.ply()
         );
-        let our_turn = a.referee.side_to_move() == side && !a.referee.game().outcome().is_over() && !a.resigned;
+        let our_turn = a.referee.side_to_move() == side && !a.resigned;
         self.say(&text);
         if our_turn {
             self.think(id);
@@ -858,7 +862,10 @@ impl Client {
             TimeControl::Untimed => (Limits { time: Some(base.time.unwrap_or(untimed)), ..base }, None),
         };
         let Some(jobs) = &a.jobs else { return };
-        if jobs.send(Job { game: a.referee.game().clone(), limits, ply, budget }).is_ok() {
+        // Where our rules have ended the game and the server plays on, the player gets the
+        // position without its history (the server decides).
+        let game = if a.referee.game().outcome().is_over() { Game::from_position(*a.referee.game().position()) } else { a.referee.game().clone() };
+        if jobs.send(Job { game, limits, ply, budget }).is_ok() {
             a.thinking = Some(ply);
         }
     }
@@ -880,7 +887,7 @@ impl Client {
         }
         if !a.synced || a.referee.ply() != ply || a.resigned || a.referee.side_to_move() != a.side {
             log.line(&format!("game {id}: dropping a move for ply {ply} that came too late"));
-            if a.synced && a.referee.side_to_move() == a.side && !a.resigned && !a.referee.game().outcome().is_over() {
+            if a.synced && a.referee.side_to_move() == a.side && !a.resigned {
                 self.think(id);
             }
             return Ok(());
