@@ -5,7 +5,8 @@
 # Usage:
 #   scripts/hnefatafl-server.sh install   # build it into the cache (about 5-9 minutes, once)
 #   scripts/hnefatafl-server.sh path      # print the binary's path (installing it if needed)
-#   scripts/hnefatafl-server.sh test      # install, then run the tests against it (ignored ones)
+#   scripts/hnefatafl-server.sh test      # install, then run the tests against it (ignored ones,
+#                                         # about a minute)
 #
 # The cache is $TAFL_CACHE (default ~/.cache/tafl)/hnefatafl-server-6.4.1. The tests start the
 # server themselves on localhost:49152 with --skip-the-data-file --skip-advertising-updates.
@@ -31,8 +32,11 @@ case "${1:-test}" in
   path) install; echo "$binary" ;;
   test)
     install
-    TAFL_HNEFATAFL_SERVER="$binary" cargo test --release --locked -p tafl-cli --test online_server \
-      -- --ignored --test-threads=1
+    # Release by default (the development builds); CI sets CARGO_TEST_FLAGS= to reuse the
+    # test-profile build of `cargo test --workspace`.
+    # shellcheck disable=SC2086
+    TAFL_HNEFATAFL_SERVER="$binary" cargo test ${CARGO_TEST_FLAGS---release} --locked -p tafl-cli \
+      --test online_server -- --ignored --test-threads=1
     ;;
   *) echo "usage: $0 install|path|test" >&2; exit 2 ;;
 esac
