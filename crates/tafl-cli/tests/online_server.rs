@@ -47,6 +47,10 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        let mut child = child;
+        thread::sleep(Duration::from_millis(300));
+        // A server that cannot bind the port exits; another one would answer in its place.
+        assert!(child.try_wait().unwrap().is_none(), "the server exited: is another one listening on port 49152?");
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect("127.0.0.1:49152").is_err() {
             assert!(Instant::now() < deadline, "the server does not listen on 49152");

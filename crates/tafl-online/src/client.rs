@@ -343,10 +343,11 @@ impl Client {
                 match protocol::read_line(&mut reader, MAX_LINE).map_err(|e| ConnectError::Retry(e.to_string()))? {
                     Read::Closed => return Err(ConnectError::Retry("closed during login".into())),
                     Read::TooLong(_) => {}
-                    Read::Line(text) => match ServerLine::parse(&text) {
-                        answer @ (ServerLine::LoggedIn | ServerLine::LoginRefused(_)) => break answer,
-                        _ => {}
-                    },
+                    Read::Line(text) => {
+                        if let answer @ (ServerLine::LoggedIn | ServerLine::LoginRefused(_)) = ServerLine::parse(&text) {
+                            break answer;
+                        }
+                    }
                 }
             };
             match answer {
@@ -385,11 +386,11 @@ impl Client {
                 let event = match protocol::read_line(&mut reader, MAX_LINE) {
                     Ok(Read::Line(text)) => {
                         let line = ServerLine::parse(&text);
-                        if let ServerLine::Binary(n) = line {
-                            if n > MAX_BINARY || protocol::skip_bytes(&mut reader, n).is_err() {
-                                let _ = events.send(Event::Closed(generation, format!("a binary block of {n} bytes")));
-                                return;
-                            }
+                        if let ServerLine::Binary(n) = line
+                            && (n > MAX_BINARY || protocol::skip_bytes(&mut reader, n).is_err())
+                        {
+                            let _ = events.send(Event::Closed(generation, format!("a binary block of {n} bytes")));
+                            return;
                         }
                         Event::Line(generation, line)
                     }
