@@ -271,3 +271,32 @@ fn a_dropped_connection_mid_game_resumes() {
     assert_eq!(replay_records(&records, 11), 1, "{ab}");
     let _ = std::fs::remove_dir_all(&records);
 }
+
+/// `tafl online` refuses bad input before connecting (exit 2), and gives up on a server that is
+/// not there when told to (exit 1). No server needed.
+#[test]
+fn bad_options_and_no_server_fail_clearly() {
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_tafl")).arg("online").args(args).output().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--username", "ai--x", "--create", "both"], "--username"),
+        (&["--username", "ai-x"], "nothing to play"),
+        (&["--username", "ai-x", "--create", "both", "--time", "soon"], "--time soon"),
+        (&["--username", "ai-x", "--create", "both", "--board", "9"], "--board"),
+        (&["--username", "ai-x", "--create", "kings"], "--create kings"),
+    ];
+    for (args, says) in cases {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // A port nobody listens on.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let host = format!("127.0.0.1:{port}");
+    let out = run(&["--host", &host, "--username", "ai-x", "--create", "both", "--player", "random", "--max-retries", "0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot reach"), "{err}");
+    let help = Command::new(env!("CARGO_BIN_EXE_tafl")).args(["online", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Examples:"));
+}
