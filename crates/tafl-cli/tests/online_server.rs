@@ -300,3 +300,35 @@ fn bad_options_and_no_server_fail_clearly() {
     let help = Command::new(env!("CARGO_BIN_EXE_tafl")).args(["online", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("Examples:"));
 }
+
+#[test]
+#[ignore = "needs hnefatafl-server (scripts/hnefatafl-server.sh test)"]
+fn ctrl_c_resigns_the_game_in_progress_when_asked() {
+    let _server = Server::start();
+    let records = records_dir("stop");
+    let dir = records.to_string_lossy().to_string();
+    // Slow moves (a quarter of a minute each), so that the game is surely in progress.
+    let alphabeta = Online::start(&[
+        "--host", "127.0.0.1", "--username", "ai-ab", "--password", "pw", "--create-account", "--player", "alphabeta:depth=30",
+        "--create", "defender", "--on-stop", "resign", "--records", &dir,
+    ]);
+    let ids = alphabeta.offers(1);
+    let random = Online::start(&[
+        "--host", "127.0.0.1", "--username", "ai-random", "--password", "pw", "--create-account", "--player", "random",
+        "--join", &ids[0], "--games", "1", "--records", &dir,
+    ]);
+    loop {
+        let line = alphabeta.lines.recv_timeout(Duration::from_secs(60)).unwrap();
+        if line.contains("started:") {
+            break;
+        }
+    }
+    let sent = Command::new("kill").args(["-INT", &alphabeta.child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let ab = alphabeta.finish(Duration::from_secs(60));
+    let rnd = random.finish(Duration::from_secs(30));
+    assert!(ab.contains("stop requested: resigning"), "{ab}");
+    assert!(ab.contains("lost as the defenders"), "{ab}");
+    assert!(rnd.contains("won as the attackers"), "{rnd}");
+    let _ = std::fs::remove_dir_all(&records);
+}
