@@ -32,10 +32,11 @@ case "${1:-test}" in
   path) install; echo "$binary" ;;
   test)
     install
-    # Release by default (the development builds); CI sets CARGO_TEST_FLAGS= to reuse the
-    # test-profile build of `cargo test --workspace`.
+    # The release build of tafl-cli by default (the development builds). CI sets
+    # CARGO_TEST_FLAGS=--workspace to reuse the build of `cargo test --workspace`: `-p tafl-cli`
+    # alone unifies features differently and would rebuild Burn.
     # shellcheck disable=SC2086
-    TAFL_HNEFATAFL_SERVER="$binary" cargo test ${CARGO_TEST_FLAGS---release} --locked -p tafl-cli \
+    TAFL_HNEFATAFL_SERVER="$binary" cargo test ${CARGO_TEST_FLAGS:---release -p tafl-cli} --locked \
       --test online_server -- --ignored --test-threads=1
     ;;
   *) echo "usage: $0 install|path|test" >&2; exit 2 ;;
