@@ -5,7 +5,7 @@
 set -euo pipefail
 seconds="${1:-150}"
 cd "$(dirname "$0")/../fuzz"
-for target in fen opentafl moves archive variant play; do
+for target in fen opentafl moves archive variant play server_line; do
   echo "== $target"
   cargo +nightly fuzz run -O "$target" -- -max_total_time="$seconds" -max_len=512 2>&1 \
     | grep -E "DONE|ERROR|panicked|SUMMARY|crash-" | tail -3

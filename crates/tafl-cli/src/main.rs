@@ -8,6 +8,7 @@ mod bench;
 mod engine;
 mod export;
 mod ladder;
+mod online;
 mod perft;
 mod play;
 mod replay;
@@ -39,7 +40,8 @@ const EXAMPLES: &str = "Examples:
   tafl analyse --player alphabeta:depth=4 --record tafl-game-1700000000.csv
   tafl train --config configs/smoke.toml --run /tmp/smoke
   tafl report --run data/runs/default
-  tafl export --run data/runs/default --out players/best && tafl engine --player players/best";
+  tafl export --run data/runs/default --out players/best && tafl engine --player players/best
+  tafl online --host hnefatafl.org --username ai-tafl --password P --player players/best --create both";
 
 #[derive(Subcommand)]
 enum Command {
@@ -75,6 +77,8 @@ enum Command {
     Report(train::ReportArgs),
     /// Write a self-contained player bundle (weights + search settings) from a run.
     Export(export::ExportArgs),
+    /// Play as an account on a game server (hnefatafl.org): offer, accept and join games.
+    Online(online::OnlineArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -146,6 +150,7 @@ fn main() -> ExitCode {
         Command::Gate(args) => train::gate(&args),
         Command::Report(args) => train::report(&args),
         Command::Export(args) => export::run(&args),
+        Command::Online(args) => online::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
