@@ -59,7 +59,8 @@ fn records() -> &'static str {
     RECORDS.get_or_init(|| {
         let variant = tafl_rules::Variant::preset("brandubh").unwrap();
         let warm = WarmStartConfig { teacher_games: 8, teacher_opening_plies: 2, teacher_max_plies: 100, threads: 1, ..WarmStartConfig::default() };
-        teacher_games(variant, &"alphabeta:depth=1".parse().unwrap(), &BuiltinFactory, &warm, 11, &Interrupt::default()).unwrap()
+        let teacher = "alphabeta:depth=1".parse().unwrap();
+        teacher_games(variant, &teacher, &teacher, &BuiltinFactory, &warm, 11, &Interrupt::default()).unwrap()
     })
 }
 
