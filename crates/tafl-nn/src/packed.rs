@@ -314,6 +314,9 @@ impl PackedNet {
             return Err(PlanesLengthError { per_position, found: planes.len() });
         }
         let batch = planes.len() / per_position;
+        if batch == 0 {
+            return Ok(Prediction { policy_logits: Vec::new(), values: Vec::new() });
+        }
         let slice_len = batch.div_ceil(rayon::current_num_threads().max(1)).clamp(1, MAX_SLICE);
         if batch <= slice_len {
             // One slice (a batch of one, or one thread): the products take the threads.
@@ -388,7 +391,7 @@ impl PackedNet {
 mod tests {
     use super::*;
     use crate::backend::device;
-    use burn::module::{Param, RunningState};
+    use burn::module::{Module, Param, RunningState};
     use burn::tensor::{Distribution, Tensor};
 
     /// A net whose batch norms are far from the identity, so that folding is exercised.
