@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
-use tafl_nn::bench::{forward_throughput, train_throughput};
+use tafl_nn::bench::{BenchNet, forward_throughput, train_throughput};
 use tafl_nn::evaluator::expected_for;
-use tafl_nn::{INPUT_PLANES, NetEvaluator, TaflNetConfig};
+use tafl_nn::{INPUT_PLANES, InferencePath, NetEvaluator, TaflNetConfig};
 use tafl_rules::{Game, Variant};
 use tafl_search::SearchParams;
 use tafl_search::mcts::bench::searches_in_flight_with;
@@ -16,10 +16,12 @@ use crate::{Failure, bad_input, variant};
 
 const EXAMPLES: &str = "Examples:
   tafl bench nn --net b6c64 --batches 1,8,64,256 --seconds 5
+  tafl bench nn --net b4c48 --batches 64,256 --conv stock,fast --threads 2
   tafl bench nn --blocks 10 --channels 128 --train
   RAYON_NUM_THREADS=1 tafl bench nn --batches 256
   tafl bench mcts --net b6c64 --games 256 --visits 32 --seconds 20
-  tafl bench mcts --model data/runs/r1 --cache 100000";
+  tafl bench mcts --model data/runs/r1 --cache 100000
+  tafl bench mcts --net b4c48 --games 64 --visits 24 --conv stock,fast";
 
 /// Arguments of `tafl bench`.
 #[derive(Args)]
@@ -58,6 +60,11 @@ struct NetArgs {
     /// Threads of the CPU backend (default: RAYON_NUM_THREADS, else every core).
     #[arg(long)]
     threads: Option<usize>,
+    /// Forward passes to measure side by side, comma-separated: `stock` (Burn's), `fast` (the
+    /// packed CPU path that evaluators use on the CPU), `fast-burn` (the packed path with
+    /// Burn's matmul).
+    #[arg(long, value_delimiter = ',', default_value = "stock,fast")]
+    conv: Vec<String>,
 }
 
 #[derive(Args)]
@@ -137,6 +144,16 @@ impl NetArgs {
         let config = TaflNetConfig::new(usize::from(variant.size()), INPUT_PLANES, blocks, channels);
         Ok((variant, config))
     }
+
+    fn paths(&self) -> Result<Vec<InferencePath>, Failure> {
+        self.conv
+            .iter()
+            .map(|name| {
+                InferencePath::from_name(name)
+                    .ok_or_else(|| bad_input(anyhow!("--conv `{name}` is none of stock, fast, fast-burn")))
+            })
+            .collect()
+    }
 }
 
 fn describe(config: &TaflNetConfig, variant: &Variant) {
@@ -154,28 +171,38 @@ fn describe(config: &TaflNetConfig, variant: &Variant) {
 
 fn nn(args: &NnArgs) -> Result<u8, Failure> {
     let (variant, config) = args.net.setup()?;
+    let paths = args.net.paths()?;
     if args.batches.contains(&0) {
         return Err(bad_input(anyhow!("--batches must be positive")));
     }
     describe(&config, variant);
     let device = tafl_nn::device();
+    let nets: Vec<BenchNet> = paths.iter().map(|&path| BenchNet::new(&config, path, &device)).collect();
     println!(
-        "{:>6} {:>8} {:>13} {:>10} {:>9} {:>7}",
-        "batch", "calls", "positions/s", "ms/call", "GFLOP/s", "cores"
+        "{:>6} {:>10} {:>8} {:>13} {:>10} {:>9} {:>7} {:>9}",
+        "batch", "conv", "calls", "positions/s", "ms/call", "GFLOP/s", "cores", "vs first"
     );
+    // The paths take turns at each batch size, so that a load that comes and goes on a shared
+    // machine weighs on all of them alike.
     for &batch in &args.batches {
-        let usage = CpuUsage::start();
-        let r = forward_throughput(&config, batch, args.seconds, &device);
-        let ms = 1e3 * batch as f64 / r.positions_per_s.max(1e-9);
-        println!(
-            "{:>6} {:>8} {:>13.0} {:>10.2} {:>9.2} {:>7}",
-            r.batch,
-            r.iterations,
-            r.positions_per_s,
-            ms,
-            r.gflops,
-            usage.cores()
-        );
+        let mut first = None;
+        for (path, net) in paths.iter().zip(&nets) {
+            let usage = CpuUsage::start();
+            let r = forward_throughput(net, batch, args.seconds);
+            let ms = 1e3 * batch as f64 / r.positions_per_s.max(1e-9);
+            let base = *first.get_or_insert(r.positions_per_s);
+            println!(
+                "{:>6} {:>10} {:>8} {:>13.0} {:>10.2} {:>9.2} {:>7} {:>8.2}x",
+                r.batch,
+                path.name(),
+                r.iterations,
+                r.positions_per_s,
+                ms,
+                r.gflops,
+                usage.cores(),
+                r.positions_per_s / base.max(1e-9),
+            );
+        }
     }
     if args.train {
         let batch = args.train_batch.max(1);
@@ -226,7 +253,8 @@ fn process_cpu_seconds() -> Option<f64> {
 
 fn mcts(args: &MctsArgs) -> Result<u8, Failure> {
     let (variant, config) = args.net.setup()?;
-    let evaluator = match &args.model {
+    let paths = args.net.paths()?;
+    let mut evaluator = match &args.model {
         // A checkpoint, a run directory (its best model) or a player bundle.
         Some(dir) => NetEvaluator::load(&tafl_zero::players::resolve_model(dir), &expected_for(variant))
             .with_context(|| format!("loading {}", dir.display()))
@@ -246,8 +274,18 @@ fn mcts(args: &MctsArgs) -> Result<u8, Failure> {
         if args.cache == 0 { "off".to_owned() } else { format!("{} entries", args.cache) },
     );
     let params = SearchParams::gumbel(args.visits);
+    for path in paths {
+        // A fresh cache for each path, so that none starts warm.
+        evaluator = evaluator.with_path(path).with_cache(args.cache);
+        println!("conv {}", path.name());
+        mcts_one(&evaluator, variant, &params, args);
+    }
+    Ok(0)
+}
+
+fn mcts_one(evaluator: &NetEvaluator, variant: &'static Variant, params: &SearchParams, args: &MctsArgs) {
     let usage = CpuUsage::start();
-    let r = searches_in_flight_with(&evaluator, &Game::new(variant), &params, args.games, args.seconds);
+    let r = searches_in_flight_with(evaluator, &Game::new(variant), params, args.games, args.seconds);
     let cores = usage.cores();
     println!("{:<26} {:>12.0}", "evaluations/s", r.evaluations_per_s);
     println!("{:<26} {:>12.0}", "simulations/s", r.simulations_per_s);
@@ -260,7 +298,6 @@ fn mcts(args: &MctsArgs) -> Result<u8, Failure> {
         let total = (stats.hits + stats.misses).max(1);
         println!("{:<26} {:>11.1}%", "cache hits", 100.0 * stats.hits as f64 / total as f64);
     }
-    Ok(0)
 }
 
 #[cfg(test)]

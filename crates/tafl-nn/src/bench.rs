@@ -4,6 +4,9 @@ use std::time::{Duration, Instant};
 
 use burn::tensor::{Distribution, Tensor};
 
+use crate::model::Prediction;
+use crate::packed::{InferencePath, PackedNet};
+
 use crate::backend::Device;
 use crate::model::TaflNetConfig;
 use crate::train::{TrainBatch, TrainConfig, Trainer};
@@ -21,19 +24,56 @@ pub struct ForwardThroughput {
     pub gflops: f64,
 }
 
-/// Measures the inference forward pass of a freshly initialised `config` net, with its batch
-/// norms folded as an evaluator would, on `device` at
-/// `batch` positions per call, for about `seconds` (after one warm-up call), reading the
-/// outputs back each time as a real evaluator must.
+/// A net ready to evaluate planes on one [`InferencePath`], as an evaluator holds it.
+#[derive(Debug)]
+pub struct BenchNet {
+    config: TaflNetConfig,
+    stock: crate::TaflNet,
+    packed: Option<PackedNet>,
+    device: Device,
+}
+
+impl BenchNet {
+    /// A freshly initialised `config` net on `path`, batch norms folded as an evaluator would.
+    #[must_use]
+    pub fn new(config: &TaflNetConfig, path: InferencePath, device: &Device) -> Self {
+        let stock = config.init(device).fold_batch_norms();
+        let packed = match path {
+            InferencePath::Stock => None,
+            InferencePath::Fast => Some(PackedNet::new(&stock, config)),
+            InferencePath::FastBurnMatmul => Some(PackedNet::new(&stock, config).with_burn_matmul(device)),
+        };
+        Self { config: config.clone(), stock, packed, device: device.clone() }
+    }
+
+    /// Evaluates `planes` (`[batch][plane][rank][file]`), outputs read back as plain vectors.
+    ///
+    /// # Panics
+    /// If `planes` is not a whole number of positions.
+    #[must_use]
+    pub fn predict(&self, planes: &[f32]) -> Prediction {
+        let out = match &self.packed {
+            Some(packed) => packed.predict(planes),
+            None => self.stock.predict(&self.config, planes, &self.device),
+        };
+        out.unwrap_or_else(|e| panic!("benchmark planes: {e}"))
+    }
+}
+
+/// Measures the inference forward pass of `net` at `batch` positions per call, for about
+/// `seconds` (after one warm-up call), from plain planes to outputs read back, as an
+/// evaluator calls it.
 #[must_use]
-pub fn forward_throughput(config: &TaflNetConfig, batch: usize, seconds: f64, device: &Device) -> ForwardThroughput {
-    let model = config.init(device).fold_batch_norms();
+pub fn forward_throughput(net: &BenchNet, batch: usize, seconds: f64) -> ForwardThroughput {
+    let config = &net.config;
     let size = config.board_size;
-    let input = Tensor::<4>::random([batch, config.input_planes, size, size], Distribution::Default, device);
+    let planes = crate::model::read_back(Tensor::<4>::random(
+        [batch, config.input_planes, size, size],
+        Distribution::Bernoulli(0.2),
+        &net.device,
+    ));
     let run = || {
-        let out = model.forward(input.clone());
-        // Reading the data back waits for the computation, on any backend.
-        let _ = (out.policy_logits.into_data(), out.value.into_data());
+        let _ = net.predict(&planes);
     };
     run();
     let budget = Duration::from_secs_f64(seconds.max(0.0));
@@ -79,10 +119,11 @@ pub fn train_throughput(config: &TaflNetConfig, batch: usize, seconds: f64) -> f
 /// self-play batch.
 pub const BENCH_BATCHES: [usize; 4] = [1, 8, 64, 256];
 
-/// [`forward_throughput`] at each of [`BENCH_BATCHES`], `seconds` each.
+/// [`forward_throughput`] of a `config` net on `path` at each of [`BENCH_BATCHES`], `seconds` each.
 #[must_use]
-pub fn forward_throughput_table(config: &TaflNetConfig, seconds: f64, device: &Device) -> Vec<ForwardThroughput> {
-    BENCH_BATCHES.iter().map(|&batch| forward_throughput(config, batch, seconds, device)).collect()
+pub fn forward_throughput_table(config: &TaflNetConfig, path: InferencePath, seconds: f64, device: &Device) -> Vec<ForwardThroughput> {
+    let net = BenchNet::new(config, path, device);
+    BENCH_BATCHES.iter().map(|&batch| forward_throughput(&net, batch, seconds)).collect()
 }
 
 #[cfg(test)]
@@ -92,9 +133,12 @@ mod tests {
     #[test]
     fn measures_something() {
         let config = TaflNetConfig::new(7, 4, 1, 8);
-        let r = forward_throughput(&config, 4, 0.0, &crate::backend::device());
-        assert_eq!((r.batch, r.iterations), (4, 1));
-        assert!(r.positions_per_s > 0.0 && r.gflops > 0.0);
+        for path in [InferencePath::Stock, InferencePath::Fast] {
+            let net = BenchNet::new(&config, path, &crate::backend::device());
+            let r = forward_throughput(&net, 4, 0.0);
+            assert_eq!((r.batch, r.iterations), (4, 1));
+            assert!(r.positions_per_s > 0.0 && r.gflops > 0.0);
+        }
         assert!(train_throughput(&config, 4, 0.0) > 0.0);
     }
 }

@@ -23,6 +23,7 @@ use crate::backend::Device;
 use crate::checkpoint::{self, CheckpointError, Expected};
 use crate::encoding::{ENCODING_VERSION, INPUT_PLANES, encode_games, move_index, plies_bucket};
 use crate::model::{PlanesLengthError, Prediction, TaflNet, TaflNetConfig};
+use crate::packed::{InferencePath, PackedNet};
 use crate::policy::softmax_at;
 
 /// What [`checkpoint::load`] should require of a checkpoint for `variant` under this build's
@@ -34,11 +35,16 @@ pub fn expected_for(variant: &Variant) -> Expected {
 
 /// A network that evaluates batches of games for the search.
 ///
-/// Burn modules are `Send` but not `Sync`, so the net sits behind a mutex: one forward pass
-/// at a time, each using every core through the backend's own threads.
+/// On the CPU the positions go through a [`PackedNet`] (see [`crate::packed`]); on a GPU,
+/// or with [`InferencePath::Stock`], through Burn's forward. Burn modules are `Send` but not
+/// `Sync`, so the net sits behind a mutex: one forward pass at a time, each using every core
+/// through the backend's own threads.
 #[derive(Debug)]
 pub struct NetEvaluator {
     net: Mutex<TaflNet>,
+    /// The net packed for [`PackedNet::predict`], when the path is not `Stock`.
+    packed: Option<PackedNet>,
+    path: InferencePath,
     config: TaflNetConfig,
     device: Device,
     cache: Option<EvalCache>,
@@ -46,14 +52,33 @@ pub struct NetEvaluator {
 
 impl NetEvaluator {
     /// Wraps `net` (built from `config`, on `device`) for inference: batch norm in evaluation
-    /// mode, no autodiff.
+    /// mode, no autodiff, on [`InferencePath::default_for_backend`].
     ///
     /// # Panics
     /// If `config.input_planes` is not [`INPUT_PLANES`]: such a net cannot read this encoding.
     #[must_use]
     pub fn new(net: TaflNet, config: TaflNetConfig, device: Device) -> Self {
         assert_eq!(config.input_planes, INPUT_PLANES, "the net must read {INPUT_PLANES} input planes");
-        Self { net: Mutex::new(net.valid()), config, device, cache: None }
+        let net = net.valid();
+        let path = InferencePath::default_for_backend();
+        let packed = pack(&net, &config, path, &device);
+        Self { net: Mutex::new(net), packed, path, config, device, cache: None }
+    }
+
+    /// This evaluator on another forward pass (`tafl bench` compares them); the cache, which
+    /// any path fills with the same evaluations up to rounding, is kept.
+    #[must_use]
+    pub fn with_path(mut self, path: InferencePath) -> Self {
+        let packed = pack(&self.lock(), &self.config, path, &self.device);
+        self.packed = packed;
+        self.path = path;
+        self
+    }
+
+    /// The forward pass in use.
+    #[must_use]
+    pub fn path(&self) -> InferencePath {
+        self.path
     }
 
     /// Loads the checkpoint in `dir` onto [`crate::backend::device`].
@@ -138,7 +163,10 @@ impl NetEvaluator {
         if planes.is_empty() {
             return Ok(Prediction { policy_logits: Vec::new(), values: Vec::new() });
         }
-        self.lock().predict(&self.config, planes, &self.device)
+        match &self.packed {
+            Some(packed) => packed.predict(planes),
+            None => self.lock().predict(&self.config, planes, &self.device),
+        }
     }
 
     /// Evaluates `games` with the net, bypassing the cache.
@@ -163,6 +191,15 @@ impl NetEvaluator {
                 Evaluation { policy: softmax_at(logits, &indices), value }
             })
             .collect()
+    }
+}
+
+/// `net` packed for `path`, or `None` for the stock path.
+fn pack(net: &TaflNet, config: &TaflNetConfig, path: InferencePath, device: &Device) -> Option<PackedNet> {
+    match path {
+        InferencePath::Stock => None,
+        InferencePath::Fast => Some(PackedNet::new(net, config)),
+        InferencePath::FastBurnMatmul => Some(PackedNet::new(net, config).with_burn_matmul(device)),
     }
 }
 
@@ -341,6 +378,23 @@ mod tests {
                 assert!((-1.0..=1.0).contains(&e.value));
             }
             assert!(evaluator.evaluate(&[]).is_empty());
+        }
+    }
+
+    #[test]
+    fn every_path_evaluates_alike() {
+        let variant = Variant::copenhagen();
+        let stock = small_net(variant).with_path(InferencePath::Stock);
+        let games = random_games(variant, 40, 3);
+        let refs: Vec<&Game> = games.iter().collect();
+        let reference = stock.evaluate(&refs);
+        for path in [InferencePath::Fast, InferencePath::FastBurnMatmul] {
+            let other = NetEvaluator::new(stock.net(), stock.config().clone(), device()).with_path(path);
+            assert_eq!(other.path(), path);
+            for (a, b) in reference.iter().zip(&other.evaluate(&refs)) {
+                assert!((a.value - b.value).abs() < 1e-4, "{path:?}");
+                assert!(a.policy.iter().zip(&b.policy).all(|(p, q)| (p - q).abs() < 1e-4), "{path:?}");
+            }
         }
     }
 

@@ -11,6 +11,8 @@
 //!   the rules crate's numbering.
 //! - [`evaluator`]: [`NetEvaluator`], the search's `Evaluator`: batched inference with an
 //!   optional evaluation cache.
+//! - [`packed`]: [`PackedNet`], the CPU inference forward pass (batch norms folded, weights
+//!   packed once, one matrix product per layer for a slice of the batch), and [`InferencePath`].
 //! - [`onnx`]: export of a net as an ONNX model, to run it outside Rust.
 
 pub mod backend;
@@ -19,8 +21,10 @@ pub mod checkpoint;
 pub mod encoding;
 pub mod evaluator;
 pub mod files;
+mod matmul;
 pub mod model;
 pub mod onnx;
+pub mod packed;
 pub mod policy;
 pub mod symmetry;
 pub mod train;
@@ -28,5 +32,6 @@ pub mod train;
 pub use backend::{Device, device, training_device};
 pub use encoding::{ENCODING_VERSION, INPUT_PLANES, encode_game, encode_position, index_move, move_index};
 pub use evaluator::NetEvaluator;
+pub use packed::{InferencePath, PackedNet};
 pub use model::{NetOutput, Prediction, TaflNet, TaflNetConfig};
 pub use train::{StepStats, TrainBatch, TrainConfig, Trainer};

@@ -97,8 +97,8 @@ impl TaflNetConfig {
 /// A convolution (no bias: the batch norm has one) followed by batch normalisation.
 #[derive(Module, Debug)]
 pub struct ConvBn {
-    conv: Conv2d,
-    norm: BatchNorm,
+    pub(crate) conv: Conv2d,
+    pub(crate) norm: BatchNorm,
     /// Set by [`TaflNet::fold_batch_norms`]: the batch norm is already in `conv`.
     #[module(skip)]
     folded: bool,
@@ -153,6 +153,16 @@ impl ConvBn {
         conv2d(x, weight, Some(bias), ConvOptions::new([1, 1], [pad, pad], [1, 1], 1))
     }
 
+    /// The weight and bias this layer convolves with at inference, the batch norm folded in,
+    /// whether or not [`TaflNet::fold_batch_norms`] already did it.
+    pub(crate) fn inference_weights(&self) -> (Tensor<4>, Tensor<1>) {
+        let device = self.conv.weight.device();
+        match (&self.conv.bias, self.folded) {
+            (Some(bias), true) => (self.conv.weight.val(), bias.val()),
+            _ => self.folded(&device),
+        }
+    }
+
     /// The convolution with the batch norm's running statistics folded in:
     /// `w' = w · γ / √(var + ε)`, `b' = β − mean · γ / √(var + ε)`.
     fn folded(&self, device: &Device) -> (Tensor<4>, Tensor<1>) {
@@ -169,7 +179,7 @@ impl ConvBn {
 
 /// The values of an f32 tensor. Tensors made by this crate are f32, so the conversion
 /// cannot fail; an empty vector would show up as a length mismatch downstream.
-fn read_back<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+pub(crate) fn read_back<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().unwrap_or_default()
 }
 
@@ -190,7 +200,7 @@ fn global_pool(x: Tensor<4>) -> Tensor<3> {
 /// bias added everywhere on the board.
 #[derive(Module, Debug)]
 pub struct GlobalPoolBias {
-    linear: Linear,
+    pub(crate) linear: Linear,
 }
 
 impl GlobalPoolBias {
@@ -214,9 +224,9 @@ impl GlobalPoolBias {
 /// pooling bias between them.
 #[derive(Module, Debug)]
 pub struct ResBlock {
-    first: ConvBn,
-    second: ConvBn,
-    global_pool: Option<GlobalPoolBias>,
+    pub(crate) first: ConvBn,
+    pub(crate) second: ConvBn,
+    pub(crate) global_pool: Option<GlobalPoolBias>,
 }
 
 impl ResBlock {
@@ -244,8 +254,8 @@ impl ResBlock {
 /// (direction, distance) on each square.
 #[derive(Module, Debug)]
 pub struct PolicyHead {
-    hidden: ConvBn,
-    out: Conv2d,
+    pub(crate) hidden: ConvBn,
+    pub(crate) out: Conv2d,
 }
 
 impl PolicyHead {
@@ -285,9 +295,9 @@ impl PolicyHead {
 /// Value head: 1x1 conv-BN-ReLU, global mean and max pooling, two linear layers, tanh.
 #[derive(Module, Debug)]
 pub struct ValueHead {
-    conv: ConvBn,
-    hidden: Linear,
-    out: Linear,
+    pub(crate) conv: ConvBn,
+    pub(crate) hidden: Linear,
+    pub(crate) out: Linear,
 }
 
 impl ValueHead {
@@ -347,10 +357,10 @@ pub struct PlanesLengthError {
 /// Residual CNN with a policy head and a value head (AlphaZero style).
 #[derive(Module, Debug)]
 pub struct TaflNet {
-    stem: ConvBn,
-    blocks: Vec<ResBlock>,
-    policy: PolicyHead,
-    value: ValueHead,
+    pub(crate) stem: ConvBn,
+    pub(crate) blocks: Vec<ResBlock>,
+    pub(crate) policy: PolicyHead,
+    pub(crate) value: ValueHead,
 }
 
 impl TaflNet {
