@@ -13,6 +13,16 @@ fn copenhagen_start_counts() {
     }
 }
 
+/// Depth 4 as CI runs it (the test profile is optimised): about 50 M moves made one by one.
+/// The counts are checked against the reference engine's move generator by
+/// `scripts/reference-perft.sh` (see its header for what it reported).
+#[test]
+fn copenhagen_start_perft_4() {
+    let start = Position::start(Variant::copenhagen());
+    assert_eq!(start.perft(4, true), 50_456_804, "bulk perft(4)");
+    assert_eq!(start.perft(4, false), 50_456_804, "perft(4)");
+}
+
 #[test]
 fn other_presets_generate_moves_for_both_widths() {
     for name in tafl_rules::PRESETS {
