@@ -443,6 +443,22 @@ mod tests {
     }
 
     #[test]
+    fn an_infinite_search_stopped_before_it_starts_still_gives_a_move() {
+        // `stop` already set when the search thread begins (a GUI that stops at once).
+        let (player, asked) = LimitsRecorder::new();
+        let mut text: Vec<u8> = Vec::new();
+        {
+            let out: Output<'_> = Mutex::new(&mut text);
+            let stop = AtomicBool::new(true);
+            let game = Game::new(Variant::copenhagen());
+            let _ = search(Box::new(player), &game, Go::Infinite(Limits::default()), &stop, &out);
+        }
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.lines().last().is_some_and(|l| l.starts_with("bestmove ") && l != "bestmove (none)"), "{text}");
+        assert_eq!(asked.lock().unwrap().len(), 1);
+    }
+
+    #[test]
     fn a_go_with_no_limit_takes_the_default_move_time() {
         let (player, asked) = LimitsRecorder::new();
         let options = EngineOptions { move_time: Some(Duration::from_millis(700)) };
