@@ -13,9 +13,10 @@ fn copenhagen_start_counts() {
     }
 }
 
-/// Depth 4 as CI runs it (the test profile is optimised): about 50 M moves made one by one.
-/// The counts are checked against the reference engine's move generator by
-/// `scripts/reference-perft.sh` (see its header for what it reported).
+/// Depth 4 as CI runs it (the test profile is optimised): about 50 M moves made one by one,
+/// 4-6 s on 2 loaded cores. The counts of depths 1-4 are those of an independent
+/// implementation: `scripts/reference-perft.sh` (the move generator of the reference engine,
+/// crate hnefatafl-copenhagen 6.4.1) printed 116, 6 788, 806 344 and 50 456 804.
 #[test]
 fn copenhagen_start_perft_4() {
     let start = Position::start(Variant::copenhagen());
