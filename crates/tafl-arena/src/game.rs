@@ -153,6 +153,35 @@ mod tests {
         assert_eq!(g.winner, None);
     }
 
+    /// Answers a move of the opponent's pieces: a cheat the referee must catch.
+    struct Cheat;
+    impl Player for Cheat {
+        fn name(&self) -> String {
+            "cheat".into()
+        }
+        fn choose(&mut self, _: &Game, _: &Limits) -> Result<MoveChoice, PlayerError> {
+            // The attackers' d1-d4 of the start, whoever is to move.
+            let d1 = tafl_rules::parse_square("d1", 11).expect("square");
+            let d4 = tafl_rules::parse_square("d4", 11).expect("square");
+            Ok(MoveChoice::just(tafl_rules::Move::new(d1, d4)))
+        }
+    }
+
+    #[test]
+    fn a_cheating_player_forfeits() {
+        // The defenders' engine answers with an attacker's move: the referee's own check
+        // makes it lose, and the illegal move is not played.
+        let opening = Opening::start(Variant::copenhagen());
+        let mut a = RandomPlayer::new(1);
+        let g = play_game(&opening, &mut a, &Limits::default(), &mut Cheat, &Limits::default(), 100);
+        assert_eq!(g.winner, Some(Side::Attackers));
+        match &g.termination {
+            Termination::Forfeit { loser: Side::Defenders, error } => assert!(error.starts_with("illegal move d1-d4"), "{error}"),
+            t => panic!("unexpected {t:?}"),
+        }
+        assert_eq!(g.moves().len(), 1);
+    }
+
     #[test]
     fn a_failing_player_forfeits() {
         let opening = Opening::start(Variant::copenhagen());

@@ -179,6 +179,29 @@ mod tests {
     }
 
     #[test]
+    fn recovers_known_ratings_from_games_that_fit_them() {
+        // Every pair's score is the model's expected score for ratings 0, +100 and +250 (to
+        // 1 in 100 000 games): the plain fit must give those ratings back, centred on zero.
+        let truth = [0.0, 100.0, 250.0];
+        let n = 100_000u64;
+        let mut meetings = Vec::new();
+        for a in 0..3 {
+            for b in a + 1..3 {
+                let expected: f64 = 1.0 / (1.0 + 10f64.powf((truth[b] - truth[a]) / 400.0));
+                let wins = (expected * n as f64).round() as u64;
+                meetings.push(Meeting { a, b, wdl: Wdl::new(wins, 0, n - wins) });
+            }
+        }
+        let r = bradley_terry(3, &meetings, 0.0);
+        let mean = truth.iter().sum::<f64>() / 3.0;
+        for (i, x) in r.iter().enumerate() {
+            assert!((x.elo - (truth[i] - mean)).abs() < 0.5, "player {i}: {r:?}");
+        }
+        // 100 000 games a pair pin each rating to within a few Elo.
+        assert!(r.iter().all(|x| x.ci95 > 0.5 && x.ci95 < 5.0), "{r:?}");
+    }
+
+    #[test]
     fn a_perfect_score_stays_finite() {
         let r = bradley_terry(2, &[Meeting { a: 0, b: 1, wdl: Wdl::new(10, 0, 0) }], 1.0);
         assert!(r[0].elo.is_finite() && r[0].elo > r[1].elo);

@@ -202,7 +202,8 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         (text, 1.0)
     };
     let seconds: f64 = number.trim().parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds * scale))
+    // `try_`: a finite but huge number of seconds does not fit a Duration.
+    Duration::try_from_secs_f64(seconds * scale).ok()
 }
 
 /// Builds a fresh player for one game from a spec. `game_seed` differs from game to game;
@@ -325,6 +326,10 @@ mod tests {
         assert_eq!(parse_duration("3"), Some(Duration::from_secs(3)));
         assert_eq!(parse_duration("-1s"), None);
         assert_eq!(parse_duration("soon"), None);
+        // Finite but too long for a Duration (found by fuzzing): refused, not a panic.
+        assert_eq!(parse_duration("1e300"), None);
+        assert_eq!(parse_duration("1e30m"), None);
+        assert!(spec("alphabeta:time=1e300").limits().is_err());
     }
 
     #[test]

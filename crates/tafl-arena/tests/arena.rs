@@ -176,9 +176,9 @@ fn interop_with_the_reference_htp_engine() {
     let summary = Summary::new(&results);
     println!("{}", summary.to_text());
     // The engine kept in step and answered sensibly in every game: no refused sync move, no
-    // garbage, no illegal move, no crash. Its fixed 4-ply search can exceed the move timeout
-    // on a loaded machine, and it resigns lost positions; those forfeits are its own.
-    let protocol_failures: Vec<_> =
-        summary.forfeits.iter().filter(|f| !f.error.contains("no answer") && !f.error.contains("resigned")).collect();
+    // garbage, no illegal move, no crash, and no silence (a desynchronised engine that hangs
+    // shows as "no answer": 300 s is ten times its slowest move seen here). It resigns lost
+    // positions; those forfeits are its own.
+    let protocol_failures: Vec<_> = summary.forfeits.iter().filter(|f| !f.error.contains("resigned")).collect();
     assert!(protocol_failures.is_empty(), "{protocol_failures:?}");
 }

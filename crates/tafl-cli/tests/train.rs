@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tafl_rules::Variant;
 use tafl_zero::RunDir;
@@ -49,12 +49,10 @@ fn train_survives_kill_9_and_completes() {
         let _ = child.wait();
     }
 
-    let started = Instant::now();
     let out = tafl().args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "restart failed: {stderr}");
     assert!(stderr.contains("done: 2 iterations"), "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(600));
 
     // Every shard and every model loads; best names one of them.
     let variant = Variant::preset("brandubh").unwrap();

@@ -137,8 +137,13 @@ mod tests {
             let net = BenchNet::new(&config, path, &crate::backend::device());
             let r = forward_throughput(&net, 4, 0.0);
             assert_eq!((r.batch, r.iterations), (4, 1));
-            assert!(r.positions_per_s > 0.0 && r.gflops > 0.0);
+            // The figures are what was timed: rates are finite and positive, and the arithmetic
+            // rate is the position rate times the net's cost per position.
+            assert!(r.positions_per_s.is_finite() && r.positions_per_s > 0.0, "{r:?}");
+            let expected = r.positions_per_s * config.flops_per_position() as f64 / 1e9;
+            assert!((r.gflops - expected).abs() <= 1e-9 * expected, "{r:?}: expected {expected} GFLOP/s");
         }
-        assert!(train_throughput(&config, 4, 0.0) > 0.0);
+        let trained = train_throughput(&config, 4, 0.0);
+        assert!(trained.is_finite() && trained > 0.0, "{trained}");
     }
 }

@@ -16,3 +16,6 @@ pub mod engine;
 pub mod htp;
 pub mod opentafl;
 pub mod uci;
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -565,11 +565,12 @@ impl OpenTaflServer {
 
     fn analyze(&mut self, text: &str, out: &mut dyn Write) -> io::Result<()> {
         let words: Vec<&str> = text.split_whitespace().collect();
-        let seconds = words.get(1).and_then(|s| s.parse::<f64>().ok()).filter(|s| s.is_finite() && *s > 0.0);
-        let (Some(_count), Some(seconds)) = (words.first().and_then(|n| n.parse::<u32>().ok()), seconds) else {
+        // `try_`: a finite but huge number of seconds does not fit a Duration.
+        let time = words.get(1).and_then(|s| s.parse::<f64>().ok()).filter(|s| *s > 0.0).and_then(|s| Duration::try_from_secs_f64(s).ok());
+        let (Some(_count), Some(time)) = (words.first().and_then(|n| n.parse::<u32>().ok()), time) else {
             return send(out, &format!("error 0 analyze: expected a count and seconds, found `{text}`"));
         };
-        let limits = limits_with_time(Some(Duration::from_secs_f64(seconds)), &self.options);
+        let limits = limits_with_time(Some(time), &self.options);
         match choose_checked(self.player.as_mut(), &self.game, &limits) {
             Ok(choice) => {
                 let pv: Vec<String> = choice.pv.iter().map(ToString::to_string).collect();
@@ -599,7 +600,8 @@ fn side_word(text: &str) -> Option<Side> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tafl_search::{AlphaBeta, RandomPlayer};
+    use crate::testing::LimitsRecorder;
+    use tafl_search::{AlphaBeta, Limits, RandomPlayer};
 
     const COPENHAGEN: &str = "dim:11 name:Copenhagen atkf:y tfr:w sw:s efe:y start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
 
@@ -695,24 +697,32 @@ mod tests {
 
     #[test]
     fn the_clock_limits_the_move_time() {
-        let mut s = OpenTaflServer::new(Box::new(AlphaBeta::new(tafl_search::Limits::default())), Variant::copenhagen(), EngineOptions::default());
-        let started = std::time::Instant::now();
-        let out = run(&mut s, &format!("rules {COPENHAGEN}\nclock 3000 3000 0 0 0\nplay attackers\n"));
-        assert!(started.elapsed() < Duration::from_millis(800), "{:?}", started.elapsed());
+        let (player, asked) = LimitsRecorder::new();
+        let mut s = OpenTaflServer::new(Box::new(player), Variant::copenhagen(), EngineOptions::default());
+        let out = run(&mut s, &format!("rules {COPENHAGEN}\nclock 3000 90000 0 0 0\nplay attackers\n"));
         assert!(out[1].starts_with("move "), "{out:?}");
+        let asked = asked.lock().unwrap().clone();
+        let expected = time_for_move(Duration::from_millis(3000), Duration::ZERO);
+        assert_eq!(asked, [Limits { time: Some(expected), ..Limits::default() }]);
+        assert!(expected < Duration::from_millis(300));
     }
 
     #[test]
     fn analyzes_with_a_time_limit() {
-        let mut s = OpenTaflServer::new(Box::new(AlphaBeta::with_depth(3)), Variant::copenhagen(), EngineOptions::default());
-        let started = std::time::Instant::now();
+        let mut s = OpenTaflServer::new(Box::new(AlphaBeta::with_depth(2)), Variant::copenhagen(), EngineOptions::default());
         let out = run(&mut s, &format!("rules {COPENHAGEN}\nposition /3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/\nanalyze 1 0.5\nanalyze x\n"));
-        assert!(started.elapsed() < Duration::from_secs(3));
         assert!(out[1].starts_with("analysis 1 "), "{out:?}");
         let words: Vec<&str> = out[1].split_whitespace().collect();
         assert_eq!(words.len(), 4, "{out:?}");
         assert!(parse_otn_move(words[2].split('|').next().unwrap(), 11).is_ok());
         assert!(out[2].starts_with("error 0 analyze"), "{out:?}");
+        // The time asked is the time the player gets.
+        let (player, asked) = LimitsRecorder::new();
+        let mut s = OpenTaflServer::new(Box::new(player), Variant::copenhagen(), EngineOptions::default());
+        let out = run(&mut s, &format!("rules {COPENHAGEN}\nanalyze 1 0.5\nanalyze 1 1e300\nanalyze 1 inf\n"));
+        assert_eq!(*asked.lock().unwrap(), [Limits { time: Some(Duration::from_millis(500)), ..Limits::default() }]);
+        // Seconds that no Duration holds are refused, not a panic.
+        assert!(out[1].starts_with("analysis 1 ") && out[2].starts_with("error 0 analyze") && out[3].starts_with("error 0 analyze"), "{out:?}");
     }
 
     #[test]

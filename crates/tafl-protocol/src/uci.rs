@@ -316,7 +316,9 @@ fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &AtomicBool, o
         Go::Infinite(limits) => {
             let mut best = None;
             let mut slice = FIRST_SLICE;
-            while !stop.load(Ordering::SeqCst) {
+            // The first slice runs even when `stop` came at once: a GUI that stops at once
+            // still needs a move.
+            loop {
                 let slice_started = Instant::now();
                 match choose_checked(player.as_mut(), game, &Limits { time: Some(slice), ..limits }) {
                     Ok(choice) => {
@@ -330,7 +332,7 @@ fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &AtomicBool, o
                 }
                 // A player that does not use its time (a fixed depth, a random mover) would
                 // only repeat itself: keep its answer and wait.
-                if slice_started.elapsed() < slice / 2 {
+                if slice_started.elapsed() < slice / 2 || stop.load(Ordering::SeqCst) {
                     break;
                 }
                 slice = (slice * 2).min(LONGEST_SLICE);
@@ -355,6 +357,7 @@ fn wait_for_stop(stop: &AtomicBool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::LimitsRecorder;
     use tafl_search::{AlphaBeta, RandomPlayer};
 
     fn run_script(player: Box<dyn Player>, script: &str) -> Vec<String> {
@@ -396,35 +399,74 @@ mod tests {
         assert!(out.last().unwrap().starts_with("fen 3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/5d4a/a10/"), "{out:?}");
     }
 
+    /// The limits a recording player was asked with over `script`, and the output.
+    fn limits_asked(script: &str) -> (Vec<Limits>, Vec<String>) {
+        let (player, asked) = LimitsRecorder::new();
+        let out = run_script(Box::new(player), script);
+        let asked = asked.lock().unwrap().clone();
+        (asked, out)
+    }
+
     #[test]
     fn movetime_is_honoured() {
-        let started = Instant::now();
-        let out = run_script(Box::new(AlphaBeta::new(Limits::default())), "position startpos\ngo movetime 300\n");
-        let elapsed = started.elapsed();
-        assert!(elapsed < Duration::from_millis(900), "{elapsed:?}");
+        let (asked, out) = limits_asked("position startpos\ngo movetime 300\n");
+        assert_eq!(asked, [Limits { time: Some(Duration::from_millis(300)), ..Limits::default() }]);
         assert!(out.last().unwrap().starts_with("bestmove "), "{out:?}");
     }
 
     #[test]
     fn the_clock_limits_the_move_time() {
-        let started = Instant::now();
-        let out = run_script(Box::new(AlphaBeta::new(Limits::default())), "position startpos\ngo wtime 3000 btime 3000 winc 0 binc 0\n");
-        assert!(started.elapsed() < Duration::from_millis(800), "{:?}", started.elapsed());
+        // The attackers ("white") move at the start, the defenders after one move: each side
+        // thinks with its own clock.
+        let (asked, out) = limits_asked(
+            "position startpos\ngo wtime 3000 btime 60000 winc 0 binc 0\nposition startpos moves d1d4\ngo wtime 3000 btime 60000 winc 0 binc 2000\n",
+        );
+        let times: Vec<Option<Duration>> = asked.iter().map(|l| l.time).collect();
+        let ms = Duration::from_millis;
+        assert_eq!(times, [Some(time_for_move(ms(3000), ms(0))), Some(time_for_move(ms(60000), ms(2000)))]);
+        assert!(time_for_move(ms(3000), ms(0)) < ms(3000) / 10);
         assert!(out.last().unwrap().starts_with("bestmove "), "{out:?}");
     }
 
     #[test]
     fn infinite_searches_until_stop() {
-        // The input ends at once after `stop`: the search must give its move and end.
-        let started = Instant::now();
-        let input = "position startpos\ngo infinite\nisready\n";
-        let mut server = UciServer::new(Box::new(AlphaBeta::new(Limits::default())), Variant::copenhagen(), EngineOptions::default());
+        // The input ends at once after `isready`: the search must give its move and end. The
+        // player is asked with the first slice as its time, never with no limit at all.
+        let (asked, out) = limits_asked("position startpos\ngo infinite\nisready\n");
+        assert!(out.contains(&"readyok".to_string()), "{out:?}");
+        // A real move, even though the stop came before the search had started.
+        let best = out.last().unwrap().strip_prefix("bestmove ").expect("a bestmove line");
+        let m = parse_move(best, 11).unwrap_or_else(|e| panic!("{best}: {e}")).mv;
+        assert!(Game::new(Variant::copenhagen()).position().check_move(m).is_ok(), "{best}");
+        assert_eq!(asked.first().and_then(|l| l.time), Some(FIRST_SLICE), "{asked:?}");
+        assert!(asked.iter().all(|l| l.time.is_some_and(|t| t <= LONGEST_SLICE)), "{asked:?}");
+    }
+
+    #[test]
+    fn an_infinite_search_stopped_before_it_starts_still_gives_a_move() {
+        // `stop` already set when the search thread begins (a GUI that stops at once).
+        let (player, asked) = LimitsRecorder::new();
+        let mut text: Vec<u8> = Vec::new();
+        {
+            let out: Output<'_> = Mutex::new(&mut text);
+            let stop = AtomicBool::new(true);
+            let game = Game::new(Variant::copenhagen());
+            let _ = search(Box::new(player), &game, Go::Infinite(Limits::default()), &stop, &out);
+        }
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.lines().last().is_some_and(|l| l.starts_with("bestmove ") && l != "bestmove (none)"), "{text}");
+        assert_eq!(asked.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_go_with_no_limit_takes_the_default_move_time() {
+        let (player, asked) = LimitsRecorder::new();
+        let options = EngineOptions { move_time: Some(Duration::from_millis(700)) };
+        let mut server = UciServer::new(Box::new(player), Variant::copenhagen(), options);
         let mut out: Vec<u8> = Vec::new();
-        server.run(&mut input.as_bytes(), &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("readyok"), "{text}");
-        assert!(text.trim_end().lines().last().unwrap().starts_with("bestmove "), "{text}");
-        assert!(started.elapsed() < LONGEST_SLICE * 3, "{:?}", started.elapsed());
+        server.run(&mut "position startpos\ngo\ngo depth 3\n".as_bytes(), &mut out).unwrap();
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(asked, [Limits { time: Some(Duration::from_millis(700)), ..Limits::default() }, Limits { depth: Some(3), ..Limits::default() }]);
     }
 
     #[test]

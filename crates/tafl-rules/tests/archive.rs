@@ -13,6 +13,7 @@ fn every_archived_game_replays_legally_with_matching_captures() {
     let start = Position::start(Variant::copenhagen());
     let mut games = 0;
     let mut decided = 0;
+    let mut run_on_after_repetition = 0;
     for (i, line) in ARCHIVE.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
@@ -24,7 +25,9 @@ fn every_archived_game_replays_legally_with_matching_captures() {
         assert!(report.capture_mismatches.is_empty(), "game {games}: {:?}", report.capture_mismatches);
         let Some(outcome) = &report.outcome else { continue };
         // The server did not enforce repetition; every other ending must match the record.
-        if outcome.reason != "repetition" {
+        if outcome.reason == "repetition" {
+            run_on_after_repetition += usize::from(report.ended_early);
+        } else {
             decided += 1;
             let expected = match outcome.winner {
                 Some(Side::Attackers) => "Black",
@@ -37,4 +40,6 @@ fn every_archived_game_replays_legally_with_matching_captures() {
     }
     assert_eq!(games, 876);
     assert!(decided >= 150, "only {decided} games ended by the rules");
+    // The README's figure: the games the server let run on after a third repetition.
+    assert_eq!(run_on_after_repetition, 6);
 }

@@ -24,6 +24,26 @@ fn random_game(preset: usize, seed: u64, plies: usize) -> Game {
     game
 }
 
+/// Characters that turn a valid text into a near miss: digits, piece letters of both formats,
+/// separators, and a multi-byte character.
+const NEAR_MISS_CHARS: [char; 16] = ['0', '1', '9', 'a', 'd', 'k', 't', 'T', 'K', '/', ' ', '-', 'x', ',', '\n', 'é'];
+
+/// `text` with each `(position, kind, char)` edit applied: 0 replaces, 1 deletes, 2 inserts.
+fn near_miss(text: &str, edits: &[(usize, u8, char)]) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    for &(at, kind, with) in edits {
+        let i = if chars.is_empty() { 0 } else { at % chars.len() };
+        match kind {
+            0 if !chars.is_empty() => chars[i] = with,
+            1 if !chars.is_empty() => {
+                chars.remove(i);
+            }
+            _ => chars.insert(i, with),
+        }
+    }
+    chars.into_iter().collect()
+}
+
 fn move_set(p: &Position) -> BTreeSet<Move> {
     p.legal_moves().into_iter().collect()
 }
@@ -33,7 +53,9 @@ fn counts(p: &Position) -> [u32; 3] {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    // 256 cases (proptest's default): each case is a random game of at most 80 plies, well
+    // under a millisecond, so the whole block stays within a few seconds in CI.
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn symmetries_map_moves_and_captures(preset in 0usize..4, seed in any::<u64>(), plies in 0usize..80) {
@@ -109,6 +131,45 @@ proptest! {
         let side = p.side_to_move();
         prop_assert_eq!(Position::from_opentafl(v, &p.to_opentafl(), side).unwrap(), p);
         prop_assert_eq!(Setup::from_fen(&p.to_fen()).unwrap(), p.to_setup());
+    }
+
+    #[test]
+    fn parsers_never_panic_on_near_misses(
+        preset in 0usize..4,
+        seed in any::<u64>(),
+        plies in 0usize..60,
+        edits in prop::collection::vec((any::<usize>(), 0u8..3, prop::sample::select(NEAR_MISS_CHARS.to_vec())), 1..3),
+    ) {
+        // Valid texts of every format, each with one or two characters replaced, deleted or
+        // inserted: what a typo or a truncated message looks like. Whatever still parses must
+        // print back to the same thing.
+        let game = random_game(preset, seed, plies);
+        let p = *game.position();
+        let v = p.variant();
+        let size = v.size();
+        let fen = near_miss(&p.to_fen(), &edits);
+        if let Ok(q) = Position::from_fen(v, &fen) {
+            prop_assert_eq!(Position::from_fen(v, &q.to_fen()).unwrap(), q);
+        }
+        let _ = Setup::from_fen(&fen);
+        let record = near_miss(&p.to_opentafl(), &edits);
+        if let Ok(q) = Position::from_opentafl(v, &record, p.side_to_move()) {
+            prop_assert_eq!(Position::from_opentafl(v, &q.to_opentafl(), p.side_to_move()).unwrap(), q);
+        }
+        let moves: Vec<String> = game.moves().iter().map(ToString::to_string).collect();
+        let line = near_miss(&format!("{},0,0,Ongoing", moves.join(" ")), &edits);
+        if let Ok(parsed) = tafl_rules::notation::parse_archive_line(&line, size) {
+            let _ = tafl_rules::replay::replay(1, Position::start(v), &parsed.plies, true);
+        }
+        if let Some(first) = moves.first() {
+            if let Ok(m) = tafl_rules::parse_move(&near_miss(first, &edits), size) {
+                prop_assert_eq!(tafl_rules::parse_move(&m.mv.to_string(), size).unwrap().mv, m.mv);
+            }
+        }
+        let toml = near_miss(&format!("base = '{}'\n[rules]\nmove-limit = 50\nrepetition = 'draw'\nthrone-hostile-to-defenders = 'never'\n", PRESETS[preset]), &edits);
+        if let Ok(variant) = Variant::from_toml(&toml) {
+            let _ = Game::new(variant.leak()).legal_moves();
+        }
     }
 
     #[test]

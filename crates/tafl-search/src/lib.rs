@@ -5,12 +5,14 @@
 //! Nothing here depends on Burn: tests use hand-written evaluators.
 
 pub mod alphabeta;
+pub mod clock;
 pub mod evaluator;
 pub mod mcts;
 pub mod player;
 pub mod random;
 
 pub use alphabeta::AlphaBeta;
+pub use clock::{Clock, ManualClock, WallClock};
 pub use evaluator::{Evaluation, Evaluator, UniformEvaluator};
 pub use mcts::{MctsPlayer, Search, SearchParams, SearchResult};
 pub use player::{Limits, MoveChoice, Player, PlayerError};

@@ -99,4 +99,16 @@ mod tests {
         assert!(Position::from_fen(v, "").is_err());
         assert!(Position::from_fen(v, "9/9/9/9/9/9/9/9/9 a").unwrap_err().message.contains("9x9"));
     }
+
+    #[test]
+    fn a_long_digit_run_is_an_error_not_an_overflow() {
+        // Found by the fen and opentafl fuzz targets: the run, or the file count after it,
+        // overflowed usize (a panic with overflow checks, a wrapped count without: 2^64 + 11
+        // would wrap to 11).
+        for run in ["26066060222222222222222220", "18446744073709551627", "a99999999999999999999999", "dk111111111111111260620600"] {
+            let fen = format!("{run}/11/11/11/11/11/11/11/11/11/11 a");
+            let e = Setup::from_fen(&fen).unwrap_err();
+            assert!(e.message.contains("more than"), "{run}: {e}");
+        }
+    }
 }

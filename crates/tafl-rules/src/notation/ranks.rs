@@ -56,13 +56,15 @@ pub(crate) fn parse_rank(text: &str, rank: u8, setup: &mut Setup, column: usize,
         let col = column + i;
         if let Some(mut run) = c.to_digit(10).map(|d| d as usize) {
             while let Some(d) = chars.peek().and_then(|&(_, d)| d.to_digit(10)) {
-                run = run * 10 + d as usize;
+                // Saturating: a long digit run is an error below (too many squares), not an
+                // overflow (found by fuzzing).
+                run = run.saturating_mul(10).saturating_add(d as usize);
                 chars.next();
             }
             if run == 0 {
                 return Err(ParseError::at(col, "an empty run cannot be 0"));
             }
-            file += run;
+            file = file.saturating_add(run);
             if file > size {
                 return Err(ParseError::at(col, too_long()));
             }

@@ -18,6 +18,7 @@ mod tt;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tafl_rules::{Game, Move, Outcome, Side};
@@ -27,6 +28,7 @@ use eval::{Frame, Score, Snapshot};
 use ordering::{Heuristics, MAX_PLY, Picker};
 use tt::{Bound, Table};
 
+use crate::clock::{Clock, WallClock};
 use crate::player::{Limits, MoveChoice, Player, PlayerError};
 
 /// The score of a win at the root; a win `n` plies away scores `WIN - n`.
@@ -65,6 +67,7 @@ pub struct AlphaBeta {
     heuristics: Option<Heuristics>,
     frame: Option<Frame>,
     weights: EvalWeights,
+    clock: Arc<dyn Clock>,
 }
 
 /// Why a parameter string for [`AlphaBeta::from_params`] was refused.
@@ -94,6 +97,7 @@ impl AlphaBeta {
             heuristics: None,
             frame: None,
             weights: EvalWeights::default(),
+            clock: Arc::new(WallClock),
         }
     }
 
@@ -122,6 +126,14 @@ impl AlphaBeta {
     pub fn eval_weights(mut self, weights: EvalWeights) -> AlphaBeta {
         self.weights = weights;
         self.frame = None;
+        self
+    }
+
+    /// Reads the time from `clock` (tests drive a [`crate::ManualClock`]; the default is the
+    /// wall clock).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> AlphaBeta {
+        self.clock = clock;
         self
     }
 
@@ -161,7 +173,8 @@ fn parse_duration(text: &str) -> Option<Duration> {
         (text, 1.0)
     };
     let v: f64 = number.parse().ok()?;
-    (v.is_finite() && v >= 0.0).then(|| Duration::from_secs_f64(v * scale))
+    // `try_`: a finite but huge number of seconds does not fit a Duration.
+    Duration::try_from_secs_f64(v * scale).ok()
 }
 
 fn format_duration(d: Duration) -> String {
@@ -188,7 +201,7 @@ impl Player for AlphaBeta {
     }
 
     fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
-        let start = Instant::now();
+        let start = self.clock.now();
         let moves = game.legal_moves();
         if moves.is_empty() {
             return Err(PlayerError::NoMoves);
@@ -213,6 +226,7 @@ impl Player for AlphaBeta {
         let frame = self.frame.as_ref().expect("just set");
         heuristics.age();
         let mut search = Search {
+            clock: self.clock.as_ref(),
             game: game.clone(),
             frame,
             tt,
@@ -271,6 +285,7 @@ fn from_tt(score: Score, ply: usize) -> Score {
 
 /// One call's search state.
 struct Search<'a> {
+    clock: &'a dyn Clock,
     game: Game,
     frame: &'a Frame,
     tt: &'a mut Table,
@@ -309,7 +324,7 @@ impl Search<'_> {
                 }
             }
             let decided = score.abs() > WIN_BOUND;
-            let out_of_time = soft_deadline.is_some_and(|t| Instant::now() >= t);
+            let out_of_time = soft_deadline.is_some_and(|t| self.clock.now() >= t);
             if self.aborted || decided || out_of_time || self.nodes >= self.node_limit {
                 break;
             }
@@ -327,7 +342,7 @@ impl Search<'_> {
         if self.nodes >= self.node_limit {
             self.aborted = true;
         }
-        if self.nodes.is_multiple_of(CLOCK_EVERY) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.nodes.is_multiple_of(CLOCK_EVERY) && self.deadline.is_some_and(|d| self.clock.now() >= d) {
             self.aborted = true;
         }
     }

@@ -1,6 +1,7 @@
 //! Tactics, limits, determinism and games against the random player. The `#[ignore]`d tests
 //! at the end are measurements (speed, a depth ladder), run with `--ignored --nocapture`.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
@@ -8,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use tafl_rules::{Game, Move, Outcome, Position, Reason, Side, Symmetry, Variant, parse_square};
 
 use super::*;
-use crate::RandomPlayer;
+use crate::{ManualClock, RandomPlayer};
 
 const START: &str = "3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 a";
 
@@ -144,10 +145,23 @@ fn pv_is_legal_and_value_in_range() {
 fn plays_every_preset() {
     for name in tafl_rules::PRESETS {
         let variant = Variant::preset(name).expect("a preset");
-        let mut a = AlphaBeta::with_depth(2);
-        let mut b = AlphaBeta::with_depth(2);
-        let (outcome, plies) = play(&mut [&mut a, &mut b], Game::new(variant), &Limits::default(), 40);
-        assert!(plies == 40 || outcome.is_over(), "{name}");
+        let mut players = [AlphaBeta::with_depth(2), AlphaBeta::with_depth(2)];
+        let mut g = Game::new(variant);
+        while !g.outcome().is_over() && g.ply() < 40 {
+            let who = usize::from(g.position().side_to_move() == Side::Defenders);
+            let choice = players[who].choose(&g, &Limits::default()).expect("a move");
+            // Each answer is a full depth-2 search (or a win found sooner) whose line is legal.
+            assert!(choice.depth == 2 || choice.value.is_some_and(|v| v.abs() == 1.0), "{name}: {choice:?}");
+            let mut line = g.clone();
+            for &m in &choice.pv {
+                if line.outcome().is_over() {
+                    break;
+                }
+                line.play(m).unwrap_or_else(|e| panic!("{name}: the line {:?} is illegal at {m}: {e}", choice.pv));
+            }
+            g.play(choice.mv).expect("a legal move");
+        }
+        assert!(g.ply() >= 10, "{name}: over after {} plies: {:?}", g.ply(), g.outcome());
     }
 }
 
@@ -160,14 +174,22 @@ fn names_and_params() {
     assert_eq!(p.name(), "alphabeta:depth=5,time=250ms");
     assert!(matches!(AlphaBeta::from_params("dpeth=3"), Err(ParamError::UnknownKey(_))));
     assert!(matches!(AlphaBeta::from_params("time=soon"), Err(ParamError::BadValue { .. })));
+    // Finite but too long for a Duration: refused, not a panic.
+    assert!(matches!(AlphaBeta::from_params("time=1e300"), Err(ParamError::BadValue { .. })));
+    assert!(matches!(AlphaBeta::from_params("time=nan"), Err(ParamError::BadValue { .. })));
 }
 
 #[test]
 fn evaluation_is_symmetric_enough() {
-    // The start is quiet: the evaluation should be modest, and the side to move flips its sign.
-    let start = Position::start(Variant::copenhagen());
-    let e = evaluate(&start);
+    // The start is quiet: the evaluation is modest, and the side to move flips its sign. Only
+    // the tempo bonus, which goes to whoever moves, is on both sides.
+    let attackers_to_move = Position::start(Variant::copenhagen());
+    let e = evaluate(&attackers_to_move);
     assert!(e.abs() < 1_000, "{e}");
+    let defenders_to_move = game(&START.replace(" a", " d")).position().to_owned();
+    let tempo = EvalWeights::default().tempo;
+    assert_ne!(tempo, 0);
+    assert_eq!(evaluate(&defenders_to_move), -e + 2 * tempo, "attackers to move {e}");
 }
 
 #[test]
@@ -344,6 +366,28 @@ fn time_limit_overrun() {
             depths.push(c.depth);
         }
         println!("time={ms}ms: slowest answer {:.1}ms, depths {depths:?}", worst.as_secs_f64() * 1e3);
+    }
+}
+
+#[test]
+fn keeps_to_its_time_limit() {
+    // The clock moves 0.1 ms each time the search reads it (every 64 nodes and between
+    // iterations): the move must come before the limit on that clock, whatever the machine.
+    let tick = Duration::from_micros(100);
+    for (seed, ms) in [(0u64, 1u64), (1, 20), (2, 50), (3, 300)] {
+        let g = opening(300 + seed, 6 + seed as usize);
+        let clock = Arc::new(ManualClock::ticking(tick));
+        let limit = Duration::from_millis(ms);
+        let mut player = AlphaBeta::with_time(limit).with_clock(clock.clone());
+        let c = player.choose(&g, &Limits::default()).expect("a move");
+        // The first reading (the start) ticks once before the limit starts to count.
+        let used = clock.elapsed() - tick;
+        assert!(used <= limit, "{ms} ms: used {used:?}, depth {}, nodes {}", c.depth, c.nodes);
+        assert!(g.legal_moves().contains(&c.mv), "{ms} ms: {}", c.mv);
+        if ms >= 50 {
+            // Enough time for a few iterations: the answer comes from a finished one.
+            assert!(c.depth >= 2, "{ms} ms: depth {}", c.depth);
+        }
     }
 }
 

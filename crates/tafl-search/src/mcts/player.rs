@@ -1,11 +1,13 @@
 //! `MctsPlayer`: MCTS behind the [`Player`] trait, keeping its tree between moves.
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tafl_rules::Game;
 
 use super::params::SearchParams;
 use super::search::{Search, SearchResult};
+use crate::clock::{Clock, WallClock};
 use crate::evaluator::Evaluator;
 use crate::player::{Limits, MoveChoice, Player, PlayerError};
 
@@ -17,6 +19,7 @@ pub struct MctsPlayer<E: Evaluator> {
     batch: usize,
     seed: u64,
     search: Option<Search>,
+    clock: Arc<dyn Clock>,
 }
 
 impl<E: Evaluator> MctsPlayer<E> {
@@ -24,7 +27,7 @@ impl<E: Evaluator> MctsPlayer<E> {
     /// per evaluator call and seed 0.
     #[must_use]
     pub fn new(evaluator: E, params: SearchParams) -> MctsPlayer<E> {
-        MctsPlayer { evaluator, params, batch: 1, seed: 0, search: None }
+        MctsPlayer { evaluator, params, batch: 1, seed: 0, search: None, clock: Arc::new(WallClock) }
     }
 
     /// Gathers up to `batch` leaves from the tree per evaluator call (virtual loss).
@@ -38,6 +41,14 @@ impl<E: Evaluator> MctsPlayer<E> {
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> MctsPlayer<E> {
         self.seed = seed;
+        self
+    }
+
+    /// Reads the time from `clock` (tests drive a [`crate::ManualClock`]; the default is the
+    /// wall clock).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> MctsPlayer<E> {
+        self.clock = clock;
         self
     }
 
@@ -81,7 +92,7 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
         if game.legal_moves().is_empty() {
             return Err(PlayerError::NoMoves);
         }
-        let started = Instant::now();
+        let started = self.clock.now();
         let mut search = self.search_for(game);
         let visits = limits.visits.map_or(self.params.visits, |v| u32::try_from(v).unwrap_or(u32::MAX));
         search.start(visits);
@@ -90,18 +101,18 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
         let mut slowest = Duration::ZERO;
         while !search.done() {
             if let Some(time) = limits.time
-                && started.elapsed() + 2 * slowest + time / 20 >= time
+                && self.clock.now() - started + 2 * slowest + time / 20 >= time
                 && search.root_visits() > 0
             {
                 break;
             }
-            let t = Instant::now();
+            let t = self.clock.now();
             if search.next_leaves(self.batch) == 0 {
                 break;
             }
             let evaluations = self.evaluator.evaluate(&search.pending_games());
             search.feed(evaluations);
-            slowest = slowest.max(t.elapsed());
+            slowest = slowest.max(self.clock.now() - t);
         }
         let result = search.result();
         self.search = Some(search);

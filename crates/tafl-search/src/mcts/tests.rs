@@ -1,10 +1,13 @@
 //! Tests of the MCTS with hand-written evaluators on small positions.
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use tafl_rules::{Game, Move, Outcome, Piece, Position, Side, Variant, parse_square};
 
 use super::*;
+use crate::clock::ManualClock;
 use crate::evaluator::{Evaluation, Evaluator, UniformEvaluator};
 use crate::player::{Limits, Player};
 use crate::random::RandomPlayer;
@@ -154,6 +157,35 @@ impl Evaluator for Material {
     }
 }
 
+/// Counts the calls to the evaluator it wraps and the positions passed; each call also moves
+/// `clock` by `cost`.
+struct Counted<E> {
+    inner: E,
+    calls: AtomicU64,
+    positions: AtomicU64,
+    clock: Arc<ManualClock>,
+    cost: Duration,
+}
+
+impl<E> Counted<E> {
+    fn new(inner: E) -> Counted<E> {
+        Counted::costing(inner, Arc::new(ManualClock::new()), Duration::ZERO)
+    }
+
+    fn costing(inner: E, clock: Arc<ManualClock>, cost: Duration) -> Counted<E> {
+        Counted { inner, calls: AtomicU64::new(0), positions: AtomicU64::new(0), clock, cost }
+    }
+}
+
+impl<E: Evaluator> Evaluator for Counted<E> {
+    fn evaluate(&self, games: &[&Game]) -> Vec<Evaluation> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.positions.fetch_add(games.len() as u64, Ordering::Relaxed);
+        self.clock.advance(self.cost);
+        self.inner.evaluate(games)
+    }
+}
+
 #[test]
 fn gumbel_policy_target_sums_to_one_and_prefers_the_best_move() {
     let capture = mv("h10-c10");
@@ -205,13 +237,16 @@ fn batches_from_one_tree_give_valid_results() {
     for params in [SearchParams::puct(64), SearchParams::gumbel(64)] {
         let g = Game::new(Variant::copenhagen());
         let mut search = Search::new(g.clone(), params, 5);
-        let result = search.run(&Material, 16);
+        let counted = Counted::new(Material);
+        let result = search.run(&counted, 16);
         assert_eq!(result.visits, 64);
         assert!(g.legal_moves().contains(&result.best_move.expect("a move")));
         let total: f32 = result.improved_policy.iter().map(|(_, p)| p).sum();
         assert!((total - 1.0).abs() < 1e-4);
-        // Far fewer evaluator calls than leaves.
+        // Far fewer evaluator calls than leaves: most calls carry many leaves.
+        let calls = counted.calls.load(Ordering::Relaxed);
         assert!(search.evaluations() >= 60, "{} evaluations", search.evaluations());
+        assert!(calls * 4 <= search.evaluations(), "{calls} calls for {} leaves", search.evaluations());
     }
 }
 
@@ -255,21 +290,31 @@ fn play_out(mut mcts: impl Player, mcts_side: Side, limits: Limits) -> Game {
 #[test]
 fn mcts_player_plays_whole_games_against_random() {
     let limits = Limits { visits: Some(16), ..Limits::default() };
-    for (params, side) in [(SearchParams::gumbel(16), Side::Attackers), (SearchParams::puct(16), Side::Defenders)] {
+    // (Gumbel's attackers at 16 visits with no evaluator shuffle past the 600-ply cap against
+    // random defenders; PUCT's capture the king.)
+    for (params, side) in [(SearchParams::gumbel(16), Side::Defenders), (SearchParams::puct(16), Side::Attackers)] {
         let g = play_out(MctsPlayer::new(UniformEvaluator, params).with_seed(1), side, limits);
-        assert!(g.outcome().is_over() || g.ply() == 600);
+        // The game is played to its end by the rules, not cut short by the 600-ply cap.
+        assert!(g.outcome().is_over(), "{side}: {:?} after {} plies", g.outcome(), g.ply());
     }
 }
 
 #[test]
 fn mcts_player_keeps_to_the_time_asked() {
-    let mut player = MctsPlayer::new(Material, SearchParams::gumbel(1_000_000)).with_batch(8);
+    // Each evaluator call takes 17 ms of a clock that moves only then: the player must stop
+    // before a batch that might not fit (six batches would end at 102 ms), but not give up long
+    // before.
+    let clock = Arc::new(ManualClock::new());
+    let evaluator = Counted::costing(Material, Arc::clone(&clock), Duration::from_millis(17));
+    let mut player = MctsPlayer::new(evaluator, SearchParams::gumbel(100_000)).with_batch(8).with_clock(clock.clone());
     let g = Game::new(Variant::copenhagen());
     let limits = Limits { time: Some(Duration::from_millis(100)), ..Limits::default() };
-    let t = Instant::now();
     let choice = player.choose(&g, &limits).expect("a move");
-    assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+    let used = clock.elapsed();
+    assert!(used <= Duration::from_millis(100), "used {used:?} of 100 ms");
+    assert!(used >= Duration::from_millis(50), "stopped early: {used:?} of 100 ms");
     assert!(choice.nodes > 0);
+    assert!(g.legal_moves().contains(&choice.mv));
 }
 
 #[test]
@@ -305,9 +350,16 @@ fn mcts_overhead() {
 
 #[test]
 fn bench_runs_many_searches_in_flight() {
-    let report = searches_in_flight(&Material, 8, 8, 0.2);
-    assert!(report.evaluations_per_s > 0.0);
-    assert!(report.moves_per_s > 0.0);
+    // The rates must be what the evaluator saw over the time measured, and moves must have been
+    // played (8 visits finish many moves in 0.2 s).
+    let counted = Counted::new(Material);
+    let report = searches_in_flight(&counted, 8, 8, 0.2);
+    let calls = counted.calls.load(Ordering::Relaxed) as f64;
+    let positions = counted.positions.load(Ordering::Relaxed) as f64;
+    assert!((report.evaluations_per_s * report.seconds - positions).abs() < 0.5, "{report:?}, {positions} positions");
+    assert!((report.mean_batch - positions / calls).abs() < 1e-9, "{report:?}, {calls} calls");
+    assert!(report.moves_per_s * report.seconds >= 8.0, "{report:?}");
+    assert!(report.simulations_per_s >= report.evaluations_per_s * 0.5, "{report:?}");
     assert!((0.0..=1.0).contains(&report.share_of_time_in_evaluator));
     assert!(report.mean_batch > 1.0 && report.mean_batch <= 8.0, "{}", report.mean_batch);
 }
