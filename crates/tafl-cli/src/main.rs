@@ -9,6 +9,7 @@ mod export;
 mod perft;
 mod play;
 mod replay;
+mod serve;
 mod train;
 mod variant;
 
@@ -36,7 +37,8 @@ const EXAMPLES: &str = "Examples:
   tafl analyse --player alphabeta:depth=4 --record tafl-game-1700000000.csv
   tafl train --config configs/smoke.toml --run /tmp/smoke
   tafl report --run data/runs/default
-  tafl export --run data/runs/default --out players/best && tafl engine --player players/best";
+  tafl export --run data/runs/default --out players/best && tafl engine --player players/best
+  tafl serve --run data/runs/default";
 
 #[derive(Subcommand)]
 enum Command {
@@ -70,6 +72,8 @@ enum Command {
     Report(train::ReportArgs),
     /// Write a self-contained player bundle (weights + search settings) from a run.
     Export(export::ExportArgs),
+    /// Play, analyse and watch training runs in a browser (a local web page).
+    Serve(serve::ServeArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
         Command::Gate(args) => train::gate(&args),
         Command::Report(args) => train::report(&args),
         Command::Export(args) => export::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
