@@ -12,6 +12,7 @@ mod online;
 mod perft;
 mod play;
 mod replay;
+mod serve;
 mod train;
 mod variant;
 
@@ -41,7 +42,8 @@ const EXAMPLES: &str = "Examples:
   tafl train --config configs/smoke.toml --run /tmp/smoke
   tafl report --run data/runs/default
   tafl export --run data/runs/default --out players/best && tafl engine --player players/best
-  tafl online --host hnefatafl.org --username ai-tafl --password P --player players/best --create both";
+  tafl online --host hnefatafl.org --username ai-tafl --password P --player players/best --create both
+  tafl serve --run data/runs/default";
 
 #[derive(Subcommand)]
 enum Command {
@@ -79,6 +81,8 @@ enum Command {
     Export(export::ExportArgs),
     /// Play as an account on a game server (hnefatafl.org): offer, accept and join games.
     Online(online::OnlineArgs),
+    /// Play, analyse and watch training runs in a browser (a local web page).
+    Serve(serve::ServeArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -151,6 +155,7 @@ fn main() -> ExitCode {
         Command::Report(args) => train::report(&args),
         Command::Export(args) => export::run(&args),
         Command::Online(args) => online::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

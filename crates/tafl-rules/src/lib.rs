@@ -39,6 +39,7 @@
 
 mod bitboard;
 mod board;
+mod danger;
 mod game;
 mod geometry;
 pub mod notation;
@@ -52,6 +53,7 @@ mod variant;
 mod zobrist;
 
 pub use board::{MAX_MOVES, MoveList};
+pub use danger::{KingDanger, king_danger};
 pub use game::{Game, Outcome, PlayError, Reason};
 pub use notation::{MoveText, ParseError, parse_move, parse_square};
 pub use position::{IllegalMove, MAX_CAPTURES, Played, Position, Squares};
