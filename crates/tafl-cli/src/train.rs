@@ -28,6 +28,7 @@ Examples:
   tafl train                                   # configs/cpu.toml into data/runs/default
   tafl train --config configs/smoke.toml --run /tmp/smoke
   tafl train --config configs/cpu.toml --run data/runs/cph --hours 8
+  tafl train --init-from players/best --run data/runs/more   # go on from an exported net
   tafl train --config configs/cpu.toml --variant tablut --run data/runs/tablut
   tafl selfplay --run data/runs/cph --games 200
   tafl optimize --run data/runs/cph
@@ -64,6 +65,11 @@ pub struct TrainArgs {
     /// Stop after this many hours.
     #[arg(long)]
     hours: Option<f64>,
+    /// Start a new run from a trained net instead of a random one and the warm start: a bundle
+    /// (`tafl export`), a checkpoint or a run directory. Ignored when the run has models already
+    /// (the same command resumes).
+    #[arg(long, value_name = "PLAYER")]
+    init_from: Option<PathBuf>,
 }
 
 /// Arguments of `tafl selfplay`.
@@ -325,6 +331,9 @@ fn failed(e: tafl_zero::ZeroError) -> Failure {
 pub fn train(args: &TrainArgs) -> Result<u8, Failure> {
     let run = open(&args.run)?;
     let bars = Bars::new(args.run.quiet);
+    if let Some(source) = &args.init_from {
+        run.init_from(source, &bars).map_err(failed)?;
+    }
     run.train(TrainLimits { iterations: args.iterations, hours: args.hours }, &bars).map_err(failed)?;
     Ok(0)
 }

@@ -13,6 +13,7 @@
 //!   writes a point ([`crate::resume`]); a round killed part-way goes on from its last point
 //!   with the same shards, steps and per-step random draws.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
@@ -102,6 +103,27 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
         run.set_best(&id)?;
     }
     Ok(id)
+}
+
+/// Starts a new run from the trained checkpoint at `source` (a checkpoint directory, a bundle, or
+/// a run directory's best model) instead of a random net and the warm start: it is
+/// written as model 1, the best model, with no optimiser state. The checkpoint's net shape wins
+/// over the config's `[net]`. Returns `None` when the run has a model already (a resumed run).
+///
+/// # Errors
+/// The checkpoint does not load or is for another variant; the model cannot be written.
+pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Result<Option<String>, ZeroError> {
+    if run.latest_model().is_some() {
+        return Ok(None);
+    }
+    let dir = crate::players::resolve_model(source);
+    let loaded = checkpoint::load(&dir, &expected_for(variant), &tafl_nn::device())
+        .map_err(|e| ZeroError::Other(format!("--init-from {}: {e}", dir.display())))?;
+    let id = model_id(1);
+    let info = ModelInfo { id: id.clone(), iteration: 1, created: now(), net: loaded.config.name(), ..ModelInfo::default() };
+    checkpoint::save(&run.model_dir(&id), &loaded.model, &loaded.config, &info.into_meta(variant.name()), None).map_err(model_error(&id))?;
+    run.set_best(&id)?;
+    Ok(Some(id))
 }
 
 /// What a training round did.
@@ -443,6 +465,25 @@ mod tests {
         assert_eq!(weights(1.0), vec![1.0, 1.0, 1.0]);
         assert_eq!(weights(0.0), vec![1.0], "weight 0 leaves the imports out");
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_new_run_starts_from_another_runs_net_once() {
+        let base = std::env::temp_dir().join(format!("tafl-init-from-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let brandubh = Variant::preset("brandubh").expect("preset");
+        let source = RunDir::open(&base.join("source")).expect("run");
+        let config = RunConfig::from_toml(crate::config::DEFAULT_CONFIG).expect("config");
+        ensure_initial_model(&source, &config, brandubh).expect("a net");
+        let run = RunDir::open(&base.join("new")).expect("run");
+        let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root()).expect_err("another variant");
+        assert!(e.to_string().contains("--init-from"), "{e}");
+        assert_eq!(init_from(&run, brandubh, source.root()).expect("starts"), Some(model_id(1)));
+        assert_eq!(run.best_model(), Some(model_id(1)));
+        let info = run.model_info(&model_id(1), &expected_for(brandubh)).expect("info");
+        assert_eq!((info.iteration, info.parent), (1, None));
+        assert_eq!(init_from(&run, brandubh, source.root()).expect("resumes"), None);
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

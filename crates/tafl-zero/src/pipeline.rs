@@ -106,6 +106,19 @@ impl Run {
         Ok(Run { dir, config, variant, factory: ZeroFactory::new(variant) })
     }
 
+    /// Starts this new run from a trained checkpoint instead of a random net and the warm start
+    /// (see [`crate::optimize::init_from`]); says so, or that the run had a model already.
+    ///
+    /// # Errors
+    /// The checkpoint does not load or is for another variant.
+    pub fn init_from(&self, source: &Path, observer: &dyn Observer) -> Result<(), ZeroError> {
+        match crate::optimize::init_from(&self.dir, self.variant, source)? {
+            Some(id) => observer.info(&format!("{id}: started from {} (no warm start)", source.display())),
+            None => observer.info(&format!("--init-from {}: the run has models already; resuming", source.display())),
+        }
+        Ok(())
+    }
+
     /// The player factory (its networks are loaded once).
     #[must_use]
     pub fn factory(&self) -> &ZeroFactory {
