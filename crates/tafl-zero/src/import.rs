@@ -205,7 +205,8 @@ pub fn teacher_games(
     let openings = random_openings(variant, games, warm.teacher_opening_plies, seed);
     let next = AtomicUsize::new(0);
     let lines: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
-    observer.stage(&format!("warm start: {} against {}", teacher.name, defenders_spec.name), games as u64, "games");
+    let opponent = if defenders_spec.name == teacher.name { "itself" } else { defenders_spec.name.as_str() };
+    observer.stage(&format!("warm start: {} against {opponent}", teacher.name), games as u64, "games");
     std::thread::scope(|scope| {
         for _ in 0..warm.threads.clamp(1, games.max(1)) {
             scope.spawn(|| {
