@@ -16,7 +16,7 @@ shift || true
 cd "$(dirname "$0")/../fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fen opentafl moves archive variant play move_list htp_server uci_server opentafl_server player_spec server_line)
+  targets=(fen opentafl moves archive variant play move_list htp_server htp_client uci_server opentafl_server player_spec server_line)
 fi
 export RUSTFLAGS="--cfg fuzzing -Cdebug-assertions -Coverflow-checks -Cpasses=sancov-module \
   -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters \

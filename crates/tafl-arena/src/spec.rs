@@ -3,15 +3,15 @@
 //! that turns a spec into a fresh player for each game.
 //!
 //! The arena builds players through a [`PlayerFactory`], so a crate above the network
-//! (`tafl-zero`) can handle `mcts:` specs and fall back to [`builtin_player`] for the rest:
+//! (`tafl-zero`) can handle `mcts:` specs and fall back to [`netless_player`] for the rest:
 //!
 //! ```
-//! use tafl_arena::{PlayerSpec, SpecError, builtin_player};
+//! use tafl_arena::{PlayerSpec, SpecError, netless_player};
 //! use tafl_search::Player;
 //! let factory = |spec: &PlayerSpec, game_seed: u64| -> Result<Box<dyn Player>, SpecError> {
 //!     match spec.kind.as_str() {
 //!         // "mcts" => build an MCTS player with a network here,
-//!         _ => builtin_player(spec, game_seed),
+//!         _ => netless_player(spec, game_seed),
 //!     }
 //! };
 //! let spec: PlayerSpec = "random:seed=7".parse().unwrap();
@@ -229,12 +229,12 @@ pub struct BuiltinFactory;
 
 impl PlayerFactory for BuiltinFactory {
     fn build(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
-        builtin_player(spec, game_seed)
+        netless_player(spec, game_seed)
     }
 }
 
-/// The kinds [`builtin_player`] knows.
-pub const BUILTIN_KINDS: &str = "random, alphabeta, htp";
+/// The kinds [`netless_player`] knows.
+pub const NETLESS_KINDS: &str = "random, alphabeta, htp";
 
 /// Builds a player that needs no network:
 /// * `random[:seed=N]`: uniformly random moves; the seed is mixed with the game's seed;
@@ -244,7 +244,7 @@ pub const BUILTIN_KINDS: &str = "random, alphabeta, htp";
 ///   `--host` mode, see `tafl_protocol::htp::client`); `cmd` must come last.
 ///
 /// Every kind also takes `name=…` for tables. Any other kind is [`SpecError::UnknownKind`].
-pub fn builtin_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
+pub fn netless_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
     match spec.kind.as_str() {
         "random" => {
             spec.check_keys(&["seed"])?;
@@ -271,7 +271,7 @@ pub fn builtin_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Playe
             let player = HtpPlayer::spawn(config).map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
             Ok(Box::new(player))
         }
-        kind => Err(SpecError::UnknownKind { kind: kind.to_string(), known: BUILTIN_KINDS.to_string() }),
+        kind => Err(SpecError::UnknownKind { kind: kind.to_string(), known: NETLESS_KINDS.to_string() }),
     }
 }
 
@@ -306,15 +306,15 @@ mod tests {
         assert_eq!("".parse::<PlayerSpec>(), Err(SpecError::Empty));
         assert!(matches!("random:seed".parse::<PlayerSpec>(), Err(SpecError::NotKeyValue { .. })));
         assert!(matches!("random:seed=1,seed=2".parse::<PlayerSpec>(), Err(SpecError::Duplicate { .. })));
-        let e = builtin_player(&spec("alphabeta:dpeth=3"), 0).err().unwrap();
+        let e = netless_player(&spec("alphabeta:dpeth=3"), 0).err().unwrap();
         assert!(e.to_string().contains("dpeth"), "{e}");
-        let e = builtin_player(&spec("alphabeta:depth=three"), 0).err().unwrap();
+        let e = netless_player(&spec("alphabeta:depth=three"), 0).err().unwrap();
         assert!(e.to_string().contains("depth=three"), "{e}");
-        let e = builtin_player(&spec("mcts:visits=100"), 0).err().unwrap();
+        let e = netless_player(&spec("mcts:visits=100"), 0).err().unwrap();
         assert!(matches!(e, SpecError::UnknownKind { .. }), "{e}");
-        let e = builtin_player(&spec("htp"), 0).err().unwrap();
+        let e = netless_player(&spec("htp"), 0).err().unwrap();
         assert!(matches!(e, SpecError::Missing { .. }), "{e}");
-        let e = builtin_player(&spec("htp:cmd=/nonexistent/engine"), 0).err().unwrap();
+        let e = netless_player(&spec("htp:cmd=/nonexistent/engine"), 0).err().unwrap();
         assert!(matches!(e, SpecError::Build { .. }), "{e}");
     }
 
@@ -333,8 +333,8 @@ mod tests {
     }
 
     #[test]
-    fn builds_builtin_players() {
-        assert!(builtin_player(&spec("random:seed=7"), 3).unwrap().name().starts_with("random:seed="));
-        assert!(builtin_player(&spec("alphabeta:depth=2"), 0).is_ok());
+    fn builds_netless_players() {
+        assert!(netless_player(&spec("random:seed=7"), 3).unwrap().name().starts_with("random:seed="));
+        assert!(netless_player(&spec("alphabeta:depth=2"), 0).is_ok());
     }
 }

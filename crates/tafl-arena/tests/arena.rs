@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tafl_arena::{
-    ArenaConfig, BuiltinFactory, PlayerSpec, SpecError, SprtDecision, Summary, Termination, builtin_player, plot_ladder,
+    ArenaConfig, BuiltinFactory, PlayerSpec, SpecError, SprtDecision, Summary, Termination, netless_player, plot_ladder,
     random_openings, run_match, run_tournament, write_results,
 };
 use tafl_rules::notation::parse_archive_line;
@@ -106,7 +106,7 @@ fn a_tournament_with_a_custom_factory_ranks_the_players() {
                 s.check_keys(&[])?;
                 Ok(Box::new(FirstMove))
             }
-            _ => builtin_player(s, seed),
+            _ => netless_player(s, seed),
         }
     };
     let players = [spec("random:seed=1"), spec("alphabeta:depth=2"), spec("first"), spec("alphabeta:depth=1")];

@@ -188,7 +188,7 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
             partial.append(&p.games, &players);
         }
     };
-    // ZeroFactory builds `mcts:model=…` players and hands every other kind to the arena's builtins.
+    // ZeroFactory builds `mcts:model=…` players and hands every other kind to the arena's netless players.
     let factory = tafl_zero::ZeroFactory::new(variant);
     let results = run_tournament(&players, &config, &factory, &progress);
     bar.finish_and_clear();

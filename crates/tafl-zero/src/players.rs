@@ -4,7 +4,7 @@
 //! an MCTS player guided by the checkpoint at `PATH` (a checkpoint directory, or a run directory,
 //! whose `models/best` is used). `model=none` searches with uniform priors. Without noise and
 //! with temperature 0: the strongest play. Every other kind goes to
-//! [`tafl_arena::builtin_player`].
+//! [`tafl_arena::netless_player`].
 //!
 //! Checkpoints are loaded once per factory and shared by every game (the evaluator serialises
 //! the forward passes and each uses every core).
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tafl_arena::{PlayerFactory, PlayerSpec, SpecError, builtin_player};
+use tafl_arena::{PlayerFactory, PlayerSpec, SpecError, netless_player};
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
@@ -25,7 +25,7 @@ pub const MCTS_KEYS: [&str; 7] = ["model", "visits", "batch", "gumbel", "cache",
 /// The kinds [`ZeroFactory`] knows.
 pub const KINDS: &str = "mcts, random, alphabeta, htp";
 
-/// Builds players from specs: `mcts:` with a network, the rest by [`builtin_player`].
+/// Builds players from specs: `mcts:` with a network, the rest by [`netless_player`].
 pub struct ZeroFactory {
     variant: &'static Variant,
     nets: Mutex<HashMap<(PathBuf, usize), Arc<NetEvaluator>>>,
@@ -122,7 +122,7 @@ impl PlayerFactory for ZeroFactory {
             "mcts" => self.mcts(spec, game_seed),
             // A player bundle directory (`tafl export`), with `mcts` keys as overrides.
             kind if crate::export::is_bundle(Path::new(kind)) => crate::export::bundle_player(self, self.variant, Path::new(kind), spec, game_seed),
-            _ => builtin_player(spec, game_seed).map_err(|e| match e {
+            _ => netless_player(spec, game_seed).map_err(|e| match e {
                 SpecError::UnknownKind { kind, .. } => SpecError::UnknownKind { kind, known: KINDS.into() },
                 e => e,
             }),
@@ -135,7 +135,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builds_mcts_and_builtin_players() {
+    fn builds_mcts_and_netless_players() {
         let factory = ZeroFactory::new(Variant::preset("brandubh").unwrap());
         let spec: PlayerSpec = "mcts:model=none,visits=8".parse().unwrap();
         let mut p = factory.build(&spec, 1).unwrap();

@@ -335,14 +335,70 @@ impl Drop for HtpEngine {
 fn line_reader(source: impl std::io::Read + Send + 'static) -> Receiver<String> {
     let (tx, lines) = channel();
     thread::spawn(move || {
-        for line in BufReader::new(source).lines() {
-            let Ok(line) = line else { break };
+        for line in CappedLines::new(BufReader::new(source)) {
             if tx.send(line).is_err() {
                 break;
             }
         }
     });
     lines
+}
+
+/// Longest line kept from an engine, in bytes; the rest of a longer line is dropped, so that an
+/// engine that never ends a line cannot fill our memory.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// An engine's output as lines, as [`BufRead::lines`] splits them (`\n` or `\r\n`), but each
+/// cut at [`MAX_LINE`] bytes and with invalid UTF-8 replaced rather than ending the stream:
+/// nothing an engine writes is trusted.
+pub struct CappedLines<R> {
+    source: R,
+    done: bool,
+}
+
+impl<R: BufRead> CappedLines<R> {
+    /// Lines of `source`.
+    pub fn new(source: R) -> CappedLines<R> {
+        CappedLines { source, done: false }
+    }
+}
+
+impl<R: BufRead> Iterator for CappedLines<R> {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        let mut line = Vec::new();
+        while !self.done {
+            let buf = match self.source.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            if buf.is_empty() {
+                self.done = true;
+                break;
+            }
+            let (chunk, used, ended) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..i], i + 1, true),
+                None => (buf, buf.len(), false),
+            };
+            let room = MAX_LINE.saturating_sub(line.len());
+            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            self.source.consume(used);
+            if ended {
+                return Some(finish_line(line));
+            }
+        }
+        self.done = true;
+        (!line.is_empty()).then(|| finish_line(line))
+    }
+}
+
+fn finish_line(mut line: Vec<u8>) -> String {
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    String::from_utf8_lossy(&line).into_owned()
 }
 
 /// The port the reference engine appends to `--host`.
@@ -440,6 +496,20 @@ enum Parsed {
     Garbage(String),
 }
 
+/// A `generate_move` answer read the way the client reads it: the move, `None` for a
+/// resignation, or why it is not a move. The move is on the board but not checked for legality
+/// (the client does that against its game).
+///
+/// # Errors
+/// The answer is not a move for `side` on a `size` board.
+pub fn read_generated(reply: &str, side: Side, size: u8) -> Result<Option<Move>, String> {
+    match parse_generated(reply, side, size) {
+        Ok(mv) => Ok(Some(mv)),
+        Err(Parsed::Resigned) => Ok(None),
+        Err(Parsed::Garbage(why)) => Err(why),
+    }
+}
+
 /// Parses a `generate_move` answer: `play ROLE FROM TO` with anything after a comma ignored,
 /// or just `FROM TO` or `FROM-TO`.
 fn parse_generated(reply: &str, side: Side, size: u8) -> Result<Move, Parsed> {
@@ -490,6 +560,31 @@ impl Player for HtpPlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capped_lines_split_like_lines_and_cut_what_is_too_long() {
+        let lines = |bytes: &[u8]| CappedLines::new(bytes).collect::<Vec<_>>();
+        assert_eq!(lines(b"= a\r\n\n? b\nlast"), ["= a", "", "? b", "last"]);
+        assert_eq!(lines(b""), Vec::<String>::new());
+        assert_eq!(lines(b"x\n"), ["x"]);
+        // Invalid UTF-8 is replaced, and the next line still arrives.
+        assert_eq!(lines(b"= \xff\n= d1 d4\n"), ["= \u{fffd}", "= d1 d4"]);
+        // A line longer than the cap (through a small buffer, so it comes in many pieces) is cut,
+        // and the line after it is whole.
+        let mut long = vec![b'a'; MAX_LINE * 3];
+        long.extend_from_slice(b"\n= done\n");
+        let got: Vec<String> = CappedLines::new(BufReader::with_capacity(1000, long.as_slice())).collect();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].len(), MAX_LINE);
+        assert_eq!(got[1], "= done");
+    }
+
+    #[test]
+    fn reads_generated_answers_for_callers() {
+        assert_eq!(read_generated("= play attacker d1 d4".trim_start_matches("= "), Side::Attackers, 11).map(|m| m.map(|m| m.to_string())), Ok(Some("d1-d4".into())));
+        assert_eq!(read_generated("play defender resigns _", Side::Defenders, 11), Ok(None));
+        assert!(read_generated("play attacker l1 d4", Side::Attackers, 11).is_err());
+    }
 
     #[test]
     fn parses_generated_moves() {

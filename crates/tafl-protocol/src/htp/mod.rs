@@ -18,7 +18,7 @@
 pub mod client;
 pub mod server;
 
-pub use client::{HtpConfig, HtpEngine, HtpError, HtpPlayer};
+pub use client::{CappedLines, HtpConfig, HtpEngine, HtpError, HtpPlayer, MAX_LINE, read_generated};
 pub use server::{HtpReply, HtpServer, HtpServerOptions};
 
 use tafl_rules::{Side, Square};
