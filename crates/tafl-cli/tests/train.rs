@@ -1,10 +1,9 @@
-//! `tafl train` end to end with configs/smoke.toml: killed with SIGKILL part-way, restarted,
-//! it completes, and every shard and model of the run loads.
+//! `tafl train` end to end with configs/smoke.toml: killed with SIGKILL inside each stage in turn
+//! (teacher games, self-play, optimize, gate), restarted, it completes, and every shard and model loads.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use tafl_rules::Variant;
 use tafl_zero::RunDir;
@@ -35,21 +34,64 @@ fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The stages of a run that a SIGKILL must not damage, in the order a run meets them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    TeacherGames,
+    SelfPlay,
+    Optimize,
+    Gate,
+}
+
+impl Phase {
+    /// True when `line` is a progress line of this phase with some but not all of its work done
+    /// (`… 3/16 games (18%) in 1s …`).
+    fn is_inside(self, line: &str) -> bool {
+        let Some(percent) = line.split_once(" (").and_then(|(_, rest)| rest.split_once("%)")).and_then(|(p, _)| p.parse::<u32>().ok()) else {
+            return false;
+        };
+        let prefix = match self {
+            Phase::TeacherGames => "warm start: ",
+            Phase::SelfPlay => "selfplay ",
+            Phase::Optimize => "optimize: ",
+            Phase::Gate => "gate ",
+        };
+        line.starts_with(prefix) && (1..100).contains(&percent)
+    }
+}
+
+/// Starts `tafl train` and kills it with SIGKILL inside `phase`, right after a progress line
+/// that shows the phase under way; returns that line.
+fn kill_inside(args: &[&str], phase: Phase) -> String {
+    use std::io::BufRead;
+    let mut child = tafl().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut log = Vec::new();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if phase.is_inside(&line) {
+            let _ = child.kill(); // SIGKILL
+            let _ = child.wait();
+            return line;
+        }
+        log.push(line);
+    }
+    let _ = child.wait();
+    panic!("the run ended before {phase:?} was under way:\n{}", log.join("\n"));
+}
+
 #[test]
 fn train_survives_kill_9_and_completes() {
     let run = temp_run("kill");
-    let args = ["train", "--config", SMOKE, "--run", run.to_str().unwrap(), "--quiet"];
+    let args = ["train", "--config", SMOKE, "--run", run.to_str().unwrap()];
 
-    // Kill it mid-way (self-play or training), twice at different moments; the whole smoke
-    // run takes about 10-20 s on 2 cores.
-    for seconds in [2, 4] {
-        let mut child = tafl().args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        std::thread::sleep(Duration::from_secs(seconds));
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
+    // Killed inside each stage in turn (each restart resumes the run and goes on to the next).
+    for phase in [Phase::TeacherGames, Phase::SelfPlay, Phase::Optimize, Phase::Gate] {
+        let line = kill_inside(&args, phase);
+        eprintln!("killed inside {phase:?}, after `{line}`");
     }
 
-    let out = tafl().args(args).output().unwrap();
+    let out = tafl().args(args).arg("--quiet").output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "restart failed: {stderr}");
     assert!(stderr.contains("done: 2 iterations"), "{stderr}");
@@ -88,7 +130,7 @@ fn train_survives_kill_9_and_completes() {
     assert_eq!(copies, 0);
 
     // A finished run restarted has nothing left to do.
-    let again = tafl().args(args).output().unwrap();
+    let again = tafl().args(args).arg("--quiet").output().unwrap();
     assert!(again.status.success());
     assert_eq!(dir.models(), models);
 
