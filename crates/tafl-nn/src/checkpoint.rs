@@ -161,6 +161,10 @@ pub struct CheckpointMeta {
     /// Digest of `optimizer.bpk` when there is one; filled in by [`save`].
     #[serde(default)]
     pub optimizer: Option<FileDigest>,
+    /// Digest of `config.json`; filled in by [`save`] (checkpoints written before it have none,
+    /// and their config is only checked against the size of the weights).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<FileDigest>,
     /// Free fields: parent model, samples seen, creation time, anything a caller wants.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
@@ -176,6 +180,7 @@ impl CheckpointMeta {
             encoding_version,
             weights: None,
             optimizer: None,
+            config: None,
             extra: BTreeMap::new(),
         }
     }
@@ -288,7 +293,9 @@ fn write_files(
         meta.optimizer = Some(FileDigest::of(&state));
     }
     let path = dir.join(CONFIG);
-    write_synced(&path, &json_bytes(config, &path)?)?;
+    let config = json_bytes(config, &path)?;
+    write_synced(&path, &config)?;
+    meta.config = Some(FileDigest::of(&config));
     let path = dir.join(META);
     write_synced(&path, &json_bytes(&meta, &path)?)
 }
@@ -337,6 +344,28 @@ pub fn read_meta(dir: &Path, expected: &Expected) -> Result<CheckpointMeta, Chec
     Ok(meta)
 }
 
+/// Refuses a config that cannot describe the weights beside it, before a net is built from it:
+/// a damaged or hostile `config.json` (it carries no checksum) must give an error, not a net of
+/// a million channels.
+fn check_config(config: &TaflNetConfig, weights_len: usize, path: &Path) -> Result<(), CheckpointError> {
+    let c = config;
+    let in_range = (3..=usize::from(tafl_rules::MAX_SIZE)).contains(&c.board_size)
+        && (1..=64).contains(&c.input_planes)
+        && c.blocks <= 256
+        && [c.channels, c.policy_channels, c.value_channels].iter().all(|n| (1..=1024).contains(n))
+        && (1..=4096).contains(&c.value_hidden);
+    // The stem and the trunk's 3x3 convolutions alone hold this many weights, each at least
+    // two bytes in any record precision.
+    let trunk = 9 * c.channels * (c.input_planes + 2 * c.blocks * c.channels);
+    if in_range && trunk * 2 <= weights_len {
+        return Ok(());
+    }
+    Err(CheckpointError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!("it describes a net ({} on {}x{}) that {weights_len} bytes of weights cannot hold", c.name(), c.board_size, c.board_size),
+    })
+}
+
 /// Loads the checkpoint in `dir` onto `device`, in evaluation mode.
 ///
 /// # Errors
@@ -344,9 +373,15 @@ pub fn read_meta(dir: &Path, expected: &Expected) -> Result<CheckpointMeta, Chec
 /// encoding, truncated or corrupt weights, weights that do not fit the config.
 pub fn load(dir: &Path, expected: &Expected, device: &Device) -> Result<Checkpoint, CheckpointError> {
     let meta = read_meta(dir, expected)?;
-    let config: TaflNetConfig = read_json(&dir.join(CONFIG))?;
+    let config_path = dir.join(CONFIG);
+    let config: TaflNetConfig = match meta.config {
+        Some(digest) => serde_json::from_slice(&read_checked(&config_path, Some(digest))?)
+            .map_err(|source| CheckpointError::Json { path: config_path.clone(), source })?,
+        None => read_json(&config_path)?,
+    };
     let path = dir.join(WEIGHTS);
     let bytes = read_checked(&path, meta.weights)?;
+    check_config(&config, bytes.len(), &config_path)?;
     let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(weights_error(&path))?;
     let model = config.init(device).try_load_record(record).map_err(weights_error(&path))?;
     Ok(Checkpoint { model: model.valid(), config, meta })

@@ -152,6 +152,61 @@ fn weights_of_another_shape_are_reported() {
     wider.channels = 16;
     let json = serde_json::to_vec(&wider).expect("json");
     fs::write(dir.join("config.json"), json).expect("write config");
+    // meta.json records the digest of config.json: the edit is caught there.
+    let err = checkpoint::load(&dir, &expected(), &device()).expect_err("must fail");
+    assert!(matches!(err, CheckpointError::Corrupt { .. } | CheckpointError::Truncated { .. }) && err.to_string().contains("config.json"), "{err}");
+    // Without that digest (a checkpoint written before it), Burn finds the shapes do not fit.
+    let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
+    meta.as_object_mut().expect("object").remove("config");
+    fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
     let err = checkpoint::load(&dir, &expected(), &device()).expect_err("must fail");
     assert!(matches!(err, CheckpointError::Weights { .. }), "{err}");
+}
+
+/// Every damage to a saved checkpoint gives an error, or (where the byte is not checked: JSON
+/// whitespace, a timestamp) the same net; never a panic. Truncations of the small files at every
+/// length, of the weights at 64 places; single-byte flips everywhere in the small files and at a
+/// stride in the weights.
+#[test]
+fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
+    let dir = scratch("damage").join("m0001");
+    let (model, config) = save_trained(&dir);
+    let reference = outputs(&model, &config);
+    let same_net = |dir: &Path, what: &str| match checkpoint::load(dir, &expected(), &device()) {
+        Err(_) => {}
+        Ok(loaded) => assert_eq!(outputs(&loaded.model, &loaded.config), reference, "{what} changed the net unnoticed"),
+    };
+    for name in ["meta.json", "config.json", "weights.bpk"] {
+        let path = dir.join(name);
+        let good = fs::read(&path).expect("read");
+        let stride = if name == "weights.bpk" { good.len() / 64 + 1 } else { 1 };
+        for len in (0..good.len()).step_by(stride) {
+            fs::write(&path, &good[..len]).expect("truncate");
+            assert!(checkpoint::load(&dir, &expected(), &device()).is_err(), "{name} cut to {len} bytes was accepted");
+        }
+        for i in (0..good.len()).step_by(stride.max(1) / 4 + 1) {
+            for flip in [0x01u8, 0x20, 0x80] {
+                let mut bytes = good.clone();
+                bytes[i] ^= flip;
+                fs::write(&path, &bytes).expect("damage");
+                same_net(&dir, &format!("{name} byte {i} ^ {flip:#x}"));
+            }
+        }
+        fs::write(&path, &good).expect("restore");
+    }
+    // A config that asks for a huge net is refused before the net is built, even without the
+    // digest of config.json (checkpoints written before it had none).
+    let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
+    assert!(meta.as_object_mut().expect("object").remove("config").is_some(), "save records the config's digest");
+    fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
+    assert_eq!(outputs(&checkpoint::load(&dir, &expected(), &device()).expect("loads without it").model, &config), reference);
+    for (key, value) in [("channels", 1_000_000u64), ("blocks", 1_000_000), ("board_size", 1000), ("value_hidden", 1 << 40)] {
+        let mut json: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("config.json")).expect("read")).expect("json");
+        let good = json.clone();
+        json[key] = value.into();
+        fs::write(dir.join("config.json"), serde_json::to_vec(&json).expect("json")).expect("write");
+        let err = checkpoint::load(&dir, &expected(), &device()).expect_err("a huge net must be refused");
+        assert!(matches!(err, CheckpointError::Corrupt { .. }), "{key}: {err}");
+        fs::write(dir.join("config.json"), serde_json::to_vec(&good).expect("json")).expect("restore");
+    }
 }
