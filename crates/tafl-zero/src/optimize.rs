@@ -471,6 +471,17 @@ mod tests {
     use crate::config::OptimizeConfig;
 
     #[test]
+    fn shards_of_models_older_than_the_lag_are_left_out() {
+        let variant = Variant::preset("brandubh").expect("preset");
+        let shard = |model: &str| ShardInfo { path: format!("{model}.bin").into(), header: crate::shard::ShardHeader::new(variant, 1, model.into()) };
+        let shards = || vec![shard("m000001"), shard("m000003"), shard("import"), shard("m000005")];
+        let kept = |lag| without_stale(shards(), "m000005", lag, &crate::Plain).iter().map(|s| s.header.model.clone()).collect::<Vec<_>>();
+        assert_eq!(kept(0), ["m000001", "m000003", "import", "m000005"]);
+        assert_eq!(kept(2), ["m000003", "import", "m000005"]);
+        assert_eq!(kept(1), ["import", "m000005"]);
+    }
+
+    #[test]
     fn imported_samples_are_drawn_at_the_import_weight() {
         use tafl_rules::Game;
         let variant = Variant::preset("brandubh").expect("preset");

@@ -684,12 +684,13 @@ impl RunDir {
         self.root.join(".spool")
     }
 
-    /// Uploads what waits in the spool; returns how many objects still wait. A store that does
-    /// not answer leaves them there.
+    /// Uploads what waits in the spool; returns how many objects still wait. A store that fails
+    /// (does not answer, or lost the bucket while down) leaves them there: the run was checked
+    /// when opened, so this is taken for an outage.
     ///
     /// # Errors
-    /// The store refuses (credentials, permissions), or an object's name is taken by other
-    /// bytes (the object is then moved to `.spool-rejected/`).
+    /// An object's name is taken by other bytes (the object is then moved to
+    /// `.spool-rejected/`); the local disk fails.
     pub fn drain_spool(&self) -> Result<usize, ZeroError> {
         if !self.remote {
             return Ok(0);
@@ -707,11 +708,10 @@ impl RunDir {
                     spool.delete(key).map_err(storage)?;
                     return Err(ZeroError::Other(format!("{}/{key}: exists with other contents (two writers with one worker id?); kept in .spool-rejected", self.store.describe())));
                 }
-                Err(e) if e.is_transient() => {
+                Err(_) => {
                     waiting = keys.len() - i;
                     break;
                 }
-                Err(e) => return Err(storage(e)),
             }
         }
         Ok(waiting)
@@ -924,6 +924,64 @@ mod tests {
         assert!(shards[0].path.ends_with("good.bin"));
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings.iter().any(|w| w.contains("junk.bin")) && warnings.iter().any(|w| w.contains("foreign.bin")));
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    fn fence(owner: &str, pid: u32) -> Vec<u8> {
+        serde_json::to_vec(&FenceHolder { owner: owner.into(), host: host_name(), pid, since: now() }).unwrap()
+    }
+
+    #[test]
+    fn one_trainer_holds_the_fence() {
+        let root = std::env::temp_dir().join(format!("tafl-zero-fence-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).unwrap();
+        // A live trainer of another process (pid 1 always runs) holds the run.
+        run.store().put_if_absent("trainer/fence-000001.json", &fence("other", 1)).unwrap();
+        let e = run.claim_trainer().unwrap_err().to_string();
+        assert!(e.contains("has a trainer already") && e.contains("`other`") && e.contains("pid 1"), "{e}");
+        // It let go: the fence is free.
+        run.store().put_if_absent("trainer/release-000001", b"").unwrap();
+        run.claim_trainer().unwrap();
+        run.check_fence().unwrap();
+        run.claim_trainer().unwrap();
+        // Another one took over (--take-over): this one may publish nothing more.
+        run.store().put_if_absent("trainer/fence-000003.json", &fence("later", 1)).unwrap();
+        let e = run.check_fence().unwrap_err().to_string();
+        assert!(e.contains("`later`") && e.contains("took over"), "{e}");
+        run.release_trainer();
+        // A dead process of this host left its fence: taken over without asking.
+        let dead = RunDir::open(&root).unwrap();
+        dead.store().put_if_absent("trainer/release-000003", b"").unwrap();
+        dead.store().put_if_absent("trainer/fence-000004.json", &fence("gone", u32::MAX - 1)).unwrap();
+        dead.claim_trainer().unwrap();
+        dead.release_trainer();
+        assert!(dead.store().get("trainer/release-000005").unwrap().is_some(), "let go on release");
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn best_is_derived_from_promotions_and_objects_are_create_only() {
+        let root = std::env::temp_dir().join(format!("tafl-zero-best-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).unwrap();
+        for id in ["m000000", "m000001", "m000002"] {
+            fs::create_dir_all(run.models_dir().join(id)).unwrap();
+            fs::write(run.models_dir().join(id).join("meta.json"), b"{}").unwrap();
+        }
+        assert_eq!(run.best_model().as_deref(), Some("m000000"), "the oldest without a promotion");
+        run.set_best("m000001").unwrap();
+        assert_eq!(run.best_model().as_deref(), Some("m000001"));
+        // Without the hint, the listing of promotions decides.
+        fs::remove_file(run.models_dir().join("best")).unwrap();
+        run.store().put_if_absent("models/promoted/m000002", b"").unwrap();
+        assert_eq!(run.best_model().as_deref(), Some("m000002"));
+        // A promotion of a model that is not complete does not count.
+        run.store().put_if_absent("models/promoted/m000007", b"").unwrap();
+        assert_eq!(run.best_model().as_deref(), Some("m000002"));
+        assert_eq!(run.put_object("selfplay/m000001/a.bin", b"x").unwrap(), 0);
+        assert_eq!(run.put_object("selfplay/m000001/a.bin", b"x").unwrap(), 0, "the same bytes again: done");
+        assert!(run.put_object("selfplay/m000001/a.bin", b"y").is_err());
         let _ = fs::remove_dir_all(&root);
     }
 
