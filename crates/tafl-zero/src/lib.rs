@@ -71,7 +71,7 @@ pub enum ZeroError {
     #[error(transparent)]
     Shard(#[from] shard::ShardError),
     /// The run's storage failed or refused.
-    #[error("storage: {0}")]
+    #[error(transparent)]
     Storage(#[from] storage::StoreError),
     /// Something else that stops the stage.
     #[error("{0}")]

@@ -347,6 +347,10 @@ pub mod s3 {
             let retry = RetryConfig { max_retries: 3, retry_timeout, ..RetryConfig::default() };
             let options = ClientOptions::new().with_connect_timeout(Duration::from_secs(5)).with_timeout(Duration::from_secs(120));
             let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry).with_client_options(options);
+            // Our client options replaced those from_env set: AWS_ALLOW_HTTP again.
+            if std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
+                builder = builder.with_allow_http(true);
+            }
             if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
                 builder = builder.with_region("us-east-1");
             }
