@@ -273,3 +273,24 @@ fn storage_down_for_a_while_keeps_workers_playing() {
     assert!(stderr(&out).contains("wait in the local spool"), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn tafl_train_runs_and_resumes_in_s3() {
+    let Some(endpoint) = endpoint("tafl_train_runs_and_resumes_in_s3") else { return };
+    let bucket = bucket(&endpoint, "train");
+    let dir = scratch("train");
+    let run = format!("s3://{bucket}/t");
+    // The whole smoke run, warm start included, stopped after one iteration and resumed by
+    // another machine (its own cache).
+    let first = tafl("m1", &dir).args(["train", "--config", SMOKE, "--run", &run, "--iterations", "1", "--quiet"]).output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let second = tafl("m2", &dir).args(["train", "--run", &run, "--quiet"]).output().unwrap();
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(stderr(&second).contains("done: 2 iterations"), "{}", stderr(&second));
+    let store = Location::parse(&run).unwrap().open().unwrap();
+    assert!(!keys(store.as_ref(), "selfplay/import/", ".bin").is_empty(), "the warm start's shards are in the store");
+    assert_eq!(keys(store.as_ref(), "arena/", "gate-m000002.json").len(), 1);
+    let report = tafl("m3", &dir).args(["report", "--run", &run]).output().unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let _ = std::fs::remove_dir_all(&dir);
+}
