@@ -22,7 +22,13 @@ Kill it at any moment (even kill -9) and start it again: it resumes from the fil
 round from its last resumable point (every optimize.resume-every-seconds). Without a terminal
 (nohup, | tee, a batch job) progress goes to standard error as a line per tenth of each stage,
 and at least every 30 s.
-Several `tafl selfplay --run DIR` processes (other machines too) may feed the same run.
+Several `tafl selfplay --run DIR` processes (other machines too) may feed the same run; one
+`tafl optimize` (or `tafl train`) trains it: a second one stops, naming the first.
+--run also takes file:///path and, in a build with `--features s3`, s3://bucket/prefix (any
+S3-compatible store; endpoint and credentials from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ALLOW_HTTP=true for plain http). TAFL_WORKER_ID names
+this process in shard names and metrics (default host-pid); TAFL_CACHE_DIR holds the local
+cache and upload spool of runs in object storage (default ~/.cache/tafl).
 
 Examples:
   tafl train                                   # configs/cpu.toml into data/runs/default
@@ -33,7 +39,9 @@ Examples:
   tafl selfplay --run data/runs/cph --games 200
   tafl optimize --run data/runs/cph
   tafl gate --run data/runs/cph
-  tafl report --run data/runs/cph";
+  tafl report --run data/runs/cph
+  tafl selfplay --run s3://tafl-runs/cph            # a worker of a run in object storage
+  tafl optimize --run s3://tafl-runs/cph --loop     # its one trainer";
 
 /// Where the run is and which config it uses.
 #[derive(Args, Clone)]
@@ -42,7 +50,7 @@ pub struct RunArgs {
     /// configs/cpu.toml (built in) for a new run.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The run directory.
+    /// The run directory: a path, file:///path or s3://bucket/prefix.
     #[arg(long, default_value = "data/runs/default")]
     run: PathBuf,
     /// Play this variant instead of the config's: a preset or a variant TOML file.
@@ -92,6 +100,20 @@ pub struct OptimizeArgs {
     /// Train a round even when fewer than games-per-iteration new games are on disk.
     #[arg(long)]
     force: bool,
+    /// Take the run's trainer fence from a trainer that is gone but left it held (killed on
+    /// another machine). Make sure it is gone: two trainers would fight over model ids.
+    #[arg(long)]
+    take_over: bool,
+    /// Keep training: a round whenever enough new games are in, until killed (the trainer of a
+    /// cluster run; `--gate` gates each new model too).
+    #[arg(long = "loop")]
+    keep_going: bool,
+    /// With --loop: gate each new model against the best (promotes it on a pass).
+    #[arg(long, requires = "keep_going")]
+    gate: bool,
+    /// With --loop: seconds to wait when there is nothing to train.
+    #[arg(long, default_value_t = 30.0, requires = "keep_going")]
+    poll_seconds: f64,
 }
 
 const IMPORT_HELP: &str = "Every position before a recorded ply becomes a sample: the ply is its policy target, the
@@ -302,7 +324,7 @@ fn open(args: &RunArgs) -> Result<Run, Failure> {
         config.run.variant.clone_from(variant);
         text = Some(config.to_toml());
     }
-    let fresh = !args.run.join("config.toml").exists();
+    let fresh = !is_url(&args.run) && !args.run.join("config.toml").exists();
     if let Some(t) = &mut text
         && fresh
         && let Some(rev) = git_revision()
@@ -321,6 +343,11 @@ fn open(args: &RunArgs) -> Result<Run, Failure> {
         tafl_zero::ZeroError::Config(_) => bad_input(anyhow!("{}: {e}", args.config.as_deref().unwrap_or(&args.run.join("config.toml")).display())),
         e => Failure { code: 1, error: e.into() },
     })
+}
+
+/// `--run` names a URL (`s3://`, `file://`), not a plain path.
+fn is_url(run: &Path) -> bool {
+    run.to_string_lossy().contains("://")
 }
 
 fn failed(e: tafl_zero::ZeroError) -> Failure {
@@ -348,15 +375,28 @@ pub fn selfplay(args: &SelfplayArgs) -> Result<u8, Failure> {
 
 /// `tafl optimize`.
 pub fn optimize(args: &OptimizeArgs) -> Result<u8, Failure> {
-    let run = open(&args.run)?;
+    let mut run = open(&args.run)?;
+    run.dir = run.dir.clone().with_take_over(args.take_over);
     let bars = Bars::new(args.run.quiet);
-    if run.optimize(&bars, args.force).map_err(failed)?.is_none() {
-        bars.info(&format!(
-            "nothing to train: fewer than {} new games since the newest model (use --force)",
-            run.config.selfplay.games_per_iteration
-        ));
+    if !args.keep_going {
+        if run.optimize(&bars, args.force).map_err(failed)?.is_none() {
+            bars.info(&format!(
+                "nothing to train: fewer than {} new games since the newest model (use --force)",
+                run.config.selfplay.games_per_iteration
+            ));
+        }
+        return Ok(0);
     }
-    Ok(0)
+    let poll = std::time::Duration::from_secs_f64(args.poll_seconds.clamp(0.1, 3600.0));
+    loop {
+        match run.optimize(&bars, args.force).map_err(failed)? {
+            Some(report) if args.gate => {
+                run.gate(Some(&report.id), &bars).map_err(failed)?;
+            }
+            Some(_) => {}
+            None => std::thread::sleep(poll),
+        }
+    }
 }
 
 /// `tafl import`.
@@ -380,6 +420,7 @@ pub fn import(args: &ImportArgs) -> Result<u8, Failure> {
         }
         println!("{}: {}", path.display(), stats.summary());
     }
+    run.dir.publish_folder(&run.dir.import_dir()).map_err(failed)?;
     Ok(0)
 }
 
@@ -397,7 +438,7 @@ pub fn gate(args: &GateArgs) -> Result<u8, Failure> {
 
 /// `tafl report`.
 pub fn report(args: &ReportArgs) -> Result<u8, Failure> {
-    if !args.run.join("logs").is_dir() {
+    if !is_url(&args.run) && !args.run.join("logs").is_dir() {
         return Err(bad_input(anyhow!("{} is not a run directory (no logs/)", args.run.display())));
     }
     let run = tafl_zero::RunDir::open(&args.run).map_err(failed)?;

@@ -210,3 +210,25 @@ fn without_a_terminal_every_long_stage_logs_plain_progress_lines() {
     assert_eq!(log.lines().filter(|l| l.starts_with("optimize: ") && l.contains(" steps")).count(), 11, "{log}");
     let _ = std::fs::remove_dir_all(&run);
 }
+
+#[test]
+fn runs_take_file_urls_and_name_unknown_schemes() {
+    let run = temp_run("url");
+    let url = format!("file://{}", run.display());
+    let out = tafl().args(["selfplay", "--config", SMOKE, "--run", &url, "--games", "2", "--quiet"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The same run as a plain path: its shards, models and config are where the URL put them.
+    assert!(!files_with(&run.join("selfplay"), "bin").is_empty());
+    assert_eq!(RunDir::open(&run).unwrap().models(), ["m000000"]);
+    assert!(run.join("config.toml").is_file());
+    let bad = tafl().args(["report", "--run", "gs://bucket/run"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown storage scheme `gs://`"), "{}", String::from_utf8_lossy(&bad.stderr));
+    #[cfg(not(feature = "s3"))]
+    {
+        let s3 = tafl().args(["report", "--run", "s3://bucket/run"]).output().unwrap();
+        assert_eq!(s3.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&s3.stderr).contains("built without S3 support"), "{}", String::from_utf8_lossy(&s3.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&run);
+}

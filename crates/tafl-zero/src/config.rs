@@ -235,6 +235,9 @@ pub struct OptimizeConfig {
     /// Seconds of training between resumable points inside a round (0: after every step), so
     /// that a killed round goes on from its last point.
     pub resume_every_seconds: f64,
+    /// Shards played by a model more than this many models older than the newest are left out
+    /// of the window (0: none is): with many self-play workers, some still play an old model.
+    pub max_model_lag: u32,
 }
 
 impl Default for OptimizeConfig {
@@ -261,6 +264,7 @@ impl Default for OptimizeConfig {
             import_weight: 1.0,
             value_mix: 0.0,
             resume_every_seconds: 300.0,
+            max_model_lag: 0,
         }
     }
 }

@@ -16,7 +16,9 @@
 //! * [`pipeline`]: `train`: the stages in a loop, resumable at any point.
 //! * [`players`]: player specs with a network (`mcts:model=PATH,visits=200`) for the arena.
 //! * [`export`]: self-contained player bundles (`tafl export`), usable as player specs.
-//! * [`report`]: SVG plots and an index.html from `logs/metrics.jsonl`.
+//! * [`report`]: SVG plots and an index.html from the run's metrics.
+//! * [`storage`]: where a run lives (a directory, `file://`, `s3://`): list, get,
+//!   put-if-absent, delete.
 
 pub mod config;
 pub mod evaluate;
@@ -31,6 +33,7 @@ pub mod resume;
 pub mod rundir;
 pub mod selfplay;
 pub mod shard;
+pub mod storage;
 
 use std::path::{Path, PathBuf};
 
@@ -67,6 +70,9 @@ pub enum ZeroError {
     /// A shard could not be written.
     #[error(transparent)]
     Shard(#[from] shard::ShardError),
+    /// The run's storage failed or refused.
+    #[error(transparent)]
+    Storage(#[from] storage::StoreError),
     /// Something else that stops the stage.
     #[error("{0}")]
     Other(String),

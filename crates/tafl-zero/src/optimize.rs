@@ -29,6 +29,7 @@ use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
 use crate::resume::{self, RoundState, RoundSums, step_seed};
 use crate::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number, now};
 use crate::shard::{Sample, ShardExpect, read_shard};
+use crate::storage::Put;
 use crate::{Observer, ZeroError};
 
 /// The replay window for `total` samples.
@@ -99,7 +100,14 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
         Ok(()) | Err(CheckpointError::AlreadyExists(_)) => {}
         Err(e) => return Err(model_error(&id)(e)),
     }
-    if run.best_model().is_none() || !run.models_dir().join("best").exists() {
+    // Several workers of a new run in object storage may each make a random start: the
+    // first one published wins, the others drop theirs and use it.
+    if run.publish_model(&id)? == Put::Exists {
+        let mine = run.models_dir().join(&id);
+        let _ = std::fs::remove_dir_all(&mine);
+        run.fetch_model(&id)?;
+    }
+    if run.best_model().is_none() || (!run.is_remote() && !run.models_dir().join("best").exists()) {
         run.set_best(&id)?;
     }
     Ok(id)
@@ -122,6 +130,9 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
     let id = model_id(1);
     let info = ModelInfo { id: id.clone(), iteration: 1, created: now(), net: loaded.config.name(), ..ModelInfo::default() };
     checkpoint::save(&run.model_dir(&id), &loaded.model, &loaded.config, &info.into_meta(variant.name()), None).map_err(model_error(&id))?;
+    if run.publish_model(&id)? == Put::Exists {
+        return Err(ZeroError::Other(format!("{}: model {id} exists already", run.location())));
+    }
     run.set_best(&id)?;
     Ok(Some(id))
 }
@@ -223,6 +234,19 @@ pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: 
     out
 }
 
+/// The shards without those played by a model more than `lag` models older than `newest`
+/// (`lag` 0: all of them); imported shards and shards of unnumbered models always stay.
+fn without_stale(shards: Vec<ShardInfo>, newest: &str, lag: u32, observer: &dyn Observer) -> Vec<ShardInfo> {
+    let Some(newest) = model_number(newest).filter(|_| lag > 0) else { return shards };
+    let before = shards.len();
+    let kept: Vec<ShardInfo> =
+        shards.into_iter().filter(|s| model_number(&s.header.model).is_none_or(|n| n.saturating_add(lag) >= newest)).collect();
+    if kept.len() < before {
+        observer.info(&format!("optimize: left out {} shards of models more than {lag} older than m{newest:06} (optimize.max-model-lag)", before - kept.len()));
+    }
+    kept
+}
+
 /// The samples of the newest shards that fill a window of `window` samples, imported ones with
 /// their weight scaled by `import_weight`; samples of weight 0 are left out.
 fn window_samples(run: &RunDir, shards: &[ShardInfo], window: u64, import_weight: f32, variant: &'static Variant, observer: &dyn Observer) -> Vec<Sample> {
@@ -255,12 +279,14 @@ pub fn train_round(
 ) -> Result<Option<RoundReport>, ZeroError> {
     let o = &config.optimize;
     let expected = expected_for(variant);
+    run.claim_trainer()?;
     let parent = ensure_initial_model(run, config, variant)?;
     let parent_info = run.model_info(&parent, &expected)?;
     let (shards, warnings) = run.shards(&shard_expect(variant));
     for w in warnings {
         observer.warn(&w);
     }
+    let shards = without_stale(shards, &parent, o.max_model_lag, observer);
     let tc = train_config(o);
     // A round from this parent that was stopped part-way goes on, on the shards it began with.
     resume::clear_except(run, Some(&parent));
@@ -390,12 +416,19 @@ pub fn train_round(
         net: net_config.name(),
     };
     let model = trainer.model();
+    // A trainer that took over meanwhile owns the run: this one publishes nothing.
+    run.check_fence()?;
     let mut number = model_number(&parent).unwrap_or(0) + 1;
     let id = loop {
         let id = model_id(number);
         let meta = ModelInfo { id: id.clone(), ..info.clone() }.into_meta(variant.name());
         match checkpoint::save(&run.model_dir(&id), &model, &net_config, &meta, Some(trainer.optimizer())) {
-            Ok(()) => break id,
+            Ok(()) if run.publish_model(&id)? == Put::Created => break id,
+            Ok(()) if number < model_number(&parent).unwrap_or(0) + 100 => {
+                let _ = std::fs::remove_dir_all(run.models_dir().join(&id));
+                number += 1;
+            }
+            Ok(()) => return Err(ZeroError::Other(format!("{}: no free model id after {parent}", run.location()))),
             // Another trainer took this id: take the next.
             Err(CheckpointError::AlreadyExists(_)) if number < model_number(&parent).unwrap_or(0) + 100 => number += 1,
             Err(e) => return Err(model_error(&id)(e)),
@@ -436,6 +469,17 @@ pub fn train_round(
 mod tests {
     use super::*;
     use crate::config::OptimizeConfig;
+
+    #[test]
+    fn shards_of_models_older_than_the_lag_are_left_out() {
+        let variant = Variant::preset("brandubh").expect("preset");
+        let shard = |model: &str| ShardInfo { path: format!("{model}.bin").into(), header: crate::shard::ShardHeader::new(variant, 1, model.into()) };
+        let shards = || vec![shard("m000001"), shard("m000003"), shard("import"), shard("m000005")];
+        let kept = |lag| without_stale(shards(), "m000005", lag, &crate::Plain).iter().map(|s| s.header.model.clone()).collect::<Vec<_>>();
+        assert_eq!(kept(0), ["m000001", "m000003", "import", "m000005"]);
+        assert_eq!(kept(2), ["m000003", "import", "m000005"]);
+        assert_eq!(kept(1), ["import", "m000005"]);
+    }
 
     #[test]
     fn imported_samples_are_drawn_at_the_import_weight() {

@@ -20,7 +20,7 @@ use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, t
 use crate::players::ZeroFactory;
 use crate::rundir::{RunDir, now};
 use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
-use crate::shard::{ShardHeader, shard_stem, write_atomic, write_shard};
+use crate::shard::{ShardHeader, encode_shard, shard_stem};
 use crate::{Observer, ZeroError, evaluate, gate};
 
 /// When `train` stops besides the config's `run.iterations`.
@@ -85,13 +85,12 @@ impl Run {
     /// The config does not parse or names an unknown variant; the folders cannot be made.
     pub fn open(root: &Path, config: Option<&str>, base: Option<&Path>) -> Result<Run, ZeroError> {
         let dir = RunDir::open(root)?;
-        let stored = std::fs::read_to_string(dir.config_path()).ok();
+        let stored = dir.read_config()?;
         let text = match (config, &stored) {
             // The same config, perhaps with the git revision line the run was started with.
             (Some(text), Some(old)) if without_revision(text) == without_revision(old) => old.clone(),
             (Some(text), Some(old)) => {
-                let keep = dir.root().join(format!("config-{}.toml", now() as u64));
-                write_atomic(&keep, old.as_bytes()).map_err(|e| ZeroError::io(&keep, e))?;
+                dir.keep_config(&format!("config-{}.toml", now() as u64), old)?;
                 text.to_string()
             }
             (Some(text), _) => text.to_string(),
@@ -137,8 +136,6 @@ impl Run {
         let evaluator = NetEvaluator::load(&self.dir.model_dir(&best), &expected_for(self.variant))
             .map_err(|e| ZeroError::Model { id: best.clone(), message: e.to_string() })?
             .with_cache(sp.cache_size);
-        let out = self.dir.selfplay_dir(&best);
-        std::fs::create_dir_all(&out).map_err(|e| ZeroError::io(&out, e))?;
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let seed = self.config.run.seed ^ nanos ^ u64::from(std::process::id()).rotate_left(32);
         let mut buffer: Vec<FinishedGame> = Vec::new();
@@ -151,11 +148,15 @@ impl Run {
             written += 1;
             let stem = shard_stem(written);
             let records: String = buffer.iter().map(|g| format!("# {best} {} {} plies\n{}\n", g.reason, g.plies, g.record)).collect();
-            let csv = out.join(format!("{stem}.csv"));
-            write_atomic(&csv, records.as_bytes()).map_err(|e| ZeroError::io(&csv, e))?;
+            self.dir.put_object(&format!("selfplay/{best}/{stem}.csv"), records.as_bytes())?;
             let samples: Vec<_> = buffer.iter().flat_map(|g| g.samples.iter().cloned()).collect();
             let header = ShardHeader::new(self.variant, buffer.len() as u64, best.clone());
-            write_shard(&out.join(format!("{stem}.bin")), header, &samples)?;
+            let key = format!("selfplay/{best}/{stem}.bin");
+            let bytes = encode_shard(&self.dir.selfplay_dir(&best).join(format!("{stem}.bin")), header, &samples)?;
+            let waiting = self.dir.put_object(&key, &bytes)?;
+            if waiting > 0 {
+                observer.warn(&format!("{}: storage does not answer; {waiting} objects wait in the local spool and go up later", self.dir.location()));
+            }
             buffer.clear();
             Ok(())
         };
@@ -191,6 +192,9 @@ impl Run {
             return Err(e);
         }
         flush(&mut buffer)?;
+        if let Ok(waiting @ 1..) = self.dir.drain_spool() {
+            observer.warn(&format!("{}: {waiting} objects still wait in the local spool", self.dir.location()));
+        }
         let mut fields = stats.to_json();
         if let Some(map) = fields.as_object_mut() {
             map.insert("model".into(), best.clone().into());
@@ -220,7 +224,7 @@ impl Run {
     /// See [`train_round`].
     pub fn optimize(&self, observer: &dyn Observer, force: bool) -> Result<Option<RoundReport>, ZeroError> {
         let warm = &self.config.warm_start;
-        let report = if self.untrained() && warm.enabled() && self.dir.import_dir().exists() {
+        let report = if self.untrained() && warm.enabled() && self.dir.has_imports() {
             // The first round trains on the imported games alone: as long as the config says.
             let mut config = self.config.clone();
             config.optimize.min_steps = warm.steps;
@@ -248,7 +252,7 @@ impl Run {
     pub fn warm_start(&self, observer: &dyn Observer) -> Result<(), ZeroError> {
         let w = &self.config.warm_start;
         let done = self.dir.import_dir();
-        if !w.enabled() || done.exists() || !self.untrained() {
+        if !w.enabled() || self.dir.has_imports() || !self.untrained() {
             return Ok(());
         }
         let staging = self.dir.root().join("selfplay").join(".import-partial");
@@ -289,7 +293,10 @@ impl Run {
             let stats = import_records(&staging, self.variant, &lines, &name, &options)?;
             log.push(imported(&name, &stats, observer));
         }
-        std::fs::rename(&staging, &done).map_err(|e| ZeroError::io(&done, e))?;
+        if !done.exists() {
+            std::fs::rename(&staging, &done).map_err(|e| ZeroError::io(&done, e))?;
+        }
+        self.dir.publish_folder(&done)?;
         self.dir.log_metric("warm-start", serde_json::json!({ "sources": log }));
         Ok(())
     }
@@ -368,7 +375,7 @@ impl Run {
         self.warm_start(observer)?;
         observer.info(&format!(
             "run {} ({}, {} net, {} games per iteration{})",
-            self.dir.root().display(),
+            self.dir.location(),
             self.variant.name(),
             self.config.net_config(self.variant.size()).name(),
             self.config.selfplay.games_per_iteration,

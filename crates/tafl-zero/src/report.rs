@@ -161,7 +161,7 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     plots.push(("speed.svg", "Self-play speed"));
 
     let mut html = String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tafl run report</title>\n<style>body{font-family:sans-serif;max-width:860px;margin:auto}img{width:100%;border:1px solid #ccc}td,th{padding:2px 8px;text-align:right}</style></head><body>\n");
-    let _ = writeln!(html, "<h1>Run {}</h1>", escape(&run.root().display().to_string()));
+    let _ = writeln!(html, "<h1>Run {}</h1>", escape(&run.location()));
     let _ = writeln!(
         html,
         "<p>{} iterations, {} self-play games, best model {}</p>",

@@ -171,11 +171,12 @@ impl ShardHeader {
     }
 }
 
-/// A file stem for the `n`-th shard a process writes: milliseconds, process id and `n`, so
-/// that stems sort by time and writers on one run directory never collide.
+/// A file stem for the `n`-th shard a process writes: milliseconds, worker id
+/// ([`crate::rundir::worker_id`]) and `n`, so that stems sort by time and writers on one run
+/// never collide.
 #[must_use]
 pub fn shard_stem(n: u32) -> String {
-    format!("{:013}-{}-{n:04}", (crate::rundir::now() * 1000.0) as u64, std::process::id())
+    format!("{:013}-{}-{n:04}", (crate::rundir::now() * 1000.0) as u64, crate::rundir::worker_id())
 }
 
 /// What a reader requires of a shard.
@@ -225,7 +226,16 @@ pub use tafl_nn::files::write_atomic;
 ///
 /// # Errors
 /// I/O or encoding errors, naming the file.
-pub fn write_shard(path: &Path, mut header: ShardHeader, samples: &[Sample]) -> Result<(), ShardError> {
+pub fn write_shard(path: &Path, header: ShardHeader, samples: &[Sample]) -> Result<(), ShardError> {
+    let bytes = encode_shard(path, header, samples)?;
+    write_atomic(path, &bytes).map_err(|source| ShardError::Io { path: path.to_path_buf(), source })
+}
+
+/// A shard of `samples` as the bytes of its file (`path` names it in errors).
+///
+/// # Errors
+/// Encoding errors.
+pub fn encode_shard(path: &Path, mut header: ShardHeader, samples: &[Sample]) -> Result<Vec<u8>, ShardError> {
     let invalid = |reason: String| ShardError::Invalid { path: path.to_path_buf(), reason };
     let payload = bincode::serialize(samples).map_err(|e| invalid(e.to_string()))?;
     header.format_version = SHARD_FORMAT_VERSION;
@@ -238,7 +248,7 @@ pub fn write_shard(path: &Path, mut header: ShardHeader, samples: &[Sample]) -> 
     bytes.extend_from_slice(&u32::try_from(head.len()).map_err(|e| invalid(e.to_string()))?.to_le_bytes());
     bytes.extend_from_slice(&head);
     bytes.extend_from_slice(&payload);
-    write_atomic(path, &bytes).map_err(|source| ShardError::Io { path: path.to_path_buf(), source })
+    Ok(bytes)
 }
 
 fn split_header<'a>(path: &Path, bytes: &'a [u8]) -> Result<(ShardHeader, &'a [u8]), ShardError> {
