@@ -17,6 +17,7 @@ use tafl_arena::{
 use crate::{Failure, bad_input, variant};
 
 const ARENA_HELP: &str = "Player specs: KIND:KEY=VALUE,...
+  builtin[:visits=N][,time=1s]         the trained net that ships with tafl (MCTS, 200 visits)
   random[:seed=N]                      uniformly random moves
   alphabeta[:depth=N][,time=1s][,nodes=N]   the alpha-beta baseline
   htp:[timeout=60s,][tcp=true,]cmd=PROGRAM ARGS
@@ -30,6 +31,7 @@ const ARENA_HELP: &str = "Player specs: KIND:KEY=VALUE,...
 
 Examples:
   tafl arena --a alphabeta:depth=2 --b random:seed=1 --games 20
+  tafl arena --a builtin --b alphabeta:depth=2 --games 100 --threads 2 --seed 2026
   tafl arena --a mcts:model=PATH,visits=200 --b alphabeta:depth=2 --games 100 --threads 2
   tafl arena --a alphabeta:depth=3 --b alphabeta:depth=2 --games 400 --sprt elo0=0,elo1=20 --out data/arena/ab3-ab2
   tafl arena --a alphabeta:depth=2 --b 'htp:cmd=hnefatafl-text-protocol' --games 20 --threads 2

@@ -29,12 +29,13 @@ const ENGINE_HELP: &str = "Protocols:
   uci       a UCI-style protocol as TaflZero speaks it: uci, isready, position startpos|fen,
             go nodes|depth|movetime|wtime..|infinite, stop, quit
 
-Player specs: mcts:model=PATH[,visits=N][,time=DUR] (a checkpoint or a run directory, whose
-best model is used), alphabeta[:depth=N][,time=1s][,nodes=N], random[:seed=N], htp:cmd=PROGRAM.
+Player specs: builtin[:visits=N][,time=DUR] (the trained net that ships with tafl),
+mcts:model=PATH[,visits=N][,time=DUR] (a checkpoint or a run directory, whose best model is used), alphabeta[:depth=N][,time=1s][,nodes=N], random[:seed=N], htp:cmd=PROGRAM.
 
 Examples:
   tafl engine --protocol htp --player mcts:model=data/runs/cpu,visits=400
   tafl engine --protocol htp --player alphabeta:depth=4
+  tafl engine --protocol htp --player builtin:visits=800
   tafl engine --protocol uci --player alphabeta --move-time 2s
   tafl engine --protocol htp --listen 127.0.0.1:5000
   tafl engine --protocol htp --connect hnefatafl.org

@@ -35,6 +35,7 @@ Examples:
   tafl train --config configs/smoke.toml --run /tmp/smoke
   tafl train --config configs/cpu.toml --run data/runs/cph --hours 8
   tafl train --init-from players/best --run data/runs/more   # go on from an exported net
+  tafl train --init-from builtin --run data/runs/more        # go on from the net that ships with tafl
   tafl train --config configs/cpu.toml --variant tablut --run data/runs/tablut
   tafl selfplay --run data/runs/cph --games 200
   tafl optimize --run data/runs/cph
@@ -74,8 +75,8 @@ pub struct TrainArgs {
     #[arg(long)]
     hours: Option<f64>,
     /// Start a new run from a trained net instead of a random one and the warm start: a bundle
-    /// (`tafl export`), a checkpoint or a run directory. Ignored when the run has models already
-    /// (the same command resumes).
+    /// (`tafl export`), a checkpoint, a run directory, or `builtin` (the net that ships with
+    /// tafl). Ignored when the run has models already (the same command resumes).
     #[arg(long, value_name = "PLAYER")]
     init_from: Option<PathBuf>,
 }

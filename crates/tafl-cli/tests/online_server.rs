@@ -209,6 +209,18 @@ fn a_short_clock_is_never_lost_on_time() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+#[ignore = "needs hnefatafl-server (scripts/hnefatafl-server.sh test)"]
+fn the_shipped_net_plays_both_colours_on_a_short_clock() {
+    // The trained player of `builtin` (MCTS over the net), its time per move from the clock.
+    let (log, _, dir) = two_games("11", "30s+1s", "builtin", Duration::from_secs(600));
+    assert!(!log.contains(": lost as"), "{log}");
+    let lowest: Vec<f64> = log.split("our lowest clock ").skip(1).map(|t| t.split('s').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(lowest.len(), 2, "{log}");
+    assert!(lowest.iter().all(|&s| s > 0.0), "{lowest:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Forwards connections to the server and cuts them all once, after the server has sent
 /// `cut_after` `generate_move` lines.
 fn cutting_proxy(cut_after: usize) -> (String, Arc<AtomicUsize>) {

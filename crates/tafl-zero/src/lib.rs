@@ -20,6 +20,7 @@
 //! * [`storage`]: where a run lives (a directory, `file://`, `s3://`): list, get,
 //!   put-if-absent, delete.
 
+pub mod builtin;
 pub mod config;
 pub mod evaluate;
 pub mod export;

@@ -1,5 +1,8 @@
 //! Player specs with a network, for the arena, the gate and the command line.
 //!
+//! `builtin[:visits=N,...]`: the player that ships with tafl ([`crate::builtin`]), with the keys
+//! of a bundle spec as overrides.
+//!
 //! `mcts:model=PATH[,visits=N][,batch=N][,gumbel=BOOL][,cache=N][,seed=N][,time=DUR]`:
 //! an MCTS player guided by the checkpoint at `PATH` (a checkpoint directory, or a run directory,
 //! whose `models/best` is used). `model=none` searches with uniform priors. Without noise and
@@ -23,7 +26,7 @@ use tafl_search::{MctsPlayer, Player, SearchParams, UniformEvaluator};
 pub const MCTS_KEYS: [&str; 7] = ["model", "visits", "batch", "gumbel", "cache", "seed", "time"];
 
 /// The kinds [`ZeroFactory`] knows.
-pub const KINDS: &str = "mcts, random, alphabeta, htp";
+pub const KINDS: &str = "builtin, mcts, random, alphabeta, htp";
 
 /// Builds players from specs: `mcts:` with a network, the rest by [`netless_player`].
 pub struct ZeroFactory {
@@ -37,10 +40,15 @@ impl std::fmt::Debug for ZeroFactory {
     }
 }
 
-/// The checkpoint directory a `model=` path names: the directory itself when it holds a
-/// checkpoint, else the best model of a run directory.
+/// The checkpoint directory a `model=` path names: the shipped net's for `builtin`, the
+/// directory itself when it holds a checkpoint, else the best model of a run directory.
 #[must_use]
 pub fn resolve_model(path: &Path) -> PathBuf {
+    if path.as_os_str() == crate::builtin::BUILTIN
+        && let Ok(dir) = crate::builtin::bundle_dir()
+    {
+        return dir.join(crate::export::WEIGHTS);
+    }
     if path.join("meta.json").is_file() {
         return path.to_path_buf();
     }
@@ -120,6 +128,10 @@ impl PlayerFactory for ZeroFactory {
     fn build(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
         match spec.kind.as_str() {
             "mcts" => self.mcts(spec, game_seed),
+            crate::builtin::BUILTIN => {
+                let dir = crate::builtin::bundle_dir().map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
+                crate::export::bundle_player(self, self.variant, &dir, spec, game_seed)
+            }
             // A player bundle directory (`tafl export`), with `mcts` keys as overrides.
             kind if crate::export::is_bundle(Path::new(kind)) => crate::export::bundle_player(self, self.variant, Path::new(kind), spec, game_seed),
             _ => netless_player(spec, game_seed).map_err(|e| match e {

@@ -1,0 +1,135 @@
+//! The player that ships with tafl: the strongest trained net so far, embedded in the binary.
+//!
+//! Its bundle (see [`crate::export`]) lives in `crates/tafl-zero/builtin/`, beside
+//! `LINEAGE.md`, which says where each shipped net came from and what it scored. The player spec
+//! `builtin` names it everywhere a spec is taken, with the keys of a bundle spec as overrides
+//! (`builtin:visits=800`, `builtin:time=1s`). On first use the bundle is written to a cache
+//! directory named by a hash of its bytes (a temporary name, then a rename), and loaded from
+//! there like any other bundle: the checkpoint's own checksum guards the copy.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::ZeroError;
+
+/// The spec kind that names the shipped player.
+pub const BUILTIN: &str = "builtin";
+
+/// The bundle's files, relative to its directory.
+const FILES: [(&str, &[u8]); 4] = [
+    ("player.toml", include_bytes!("../builtin/player.toml")),
+    ("weights/weights.bpk", include_bytes!("../builtin/weights/weights.bpk")),
+    ("weights/config.json", include_bytes!("../builtin/weights/config.json")),
+    ("weights/meta.json", include_bytes!("../builtin/weights/meta.json")),
+];
+
+/// The lineage of the shipped nets (markdown), for `--help` texts and the README.
+pub const LINEAGE: &str = include_str!("../builtin/LINEAGE.md");
+
+/// FNV-1a over every file's name and bytes: names the cache directory, so a build with another
+/// net never reads an older copy.
+fn fingerprint() -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for (name, bytes) in FILES {
+        for &b in name.as_bytes().iter().chain(bytes) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// Where cached copies go: `$XDG_CACHE_HOME/tafl`, `~/.cache/tafl`, else the temp directory.
+fn cache_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("tafl");
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(home).join(".cache").join("tafl");
+    }
+    std::env::temp_dir().join("tafl")
+}
+
+/// The directory of the shipped bundle, written under `root` when it is not there yet.
+///
+/// # Errors
+/// The directory cannot be written.
+pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, ZeroError> {
+    let dir = root.join(format!("builtin-{:016x}", fingerprint()));
+    if FILES.iter().all(|(name, bytes)| fs::metadata(dir.join(name)).is_ok_and(|m| m.len() == bytes.len() as u64)) {
+        return Ok(dir);
+    }
+    let temp = root.join(format!(".builtin-{:016x}-{}", fingerprint(), std::process::id()));
+    let _ = fs::remove_dir_all(&temp);
+    for (name, bytes) in FILES {
+        let path = temp.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| ZeroError::io(parent, e))?;
+        }
+        fs::write(&path, bytes).map_err(|e| ZeroError::io(&path, e))?;
+    }
+    let _ = fs::remove_dir_all(&dir); // an incomplete copy from a foreign hand
+    if let Err(e) = fs::rename(&temp, &dir) {
+        let _ = fs::remove_dir_all(&temp);
+        // Another process may have put the same bytes there first.
+        if !dir.join(FILES[0].0).is_file() {
+            return Err(ZeroError::io(&dir, e));
+        }
+    }
+    Ok(dir)
+}
+
+/// The directory of the shipped bundle in the user's cache (see [`bundle_dir_in`]).
+///
+/// # Errors
+/// The cache directory cannot be written.
+pub fn bundle_dir() -> Result<PathBuf, ZeroError> {
+    bundle_dir_in(&cache_root())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundle_is_written_once_and_reads_back() {
+        let root = std::env::temp_dir().join(format!("tafl-builtin-test-{}", std::process::id()));
+        let dir = bundle_dir_in(&root).expect("written");
+        for (name, bytes) in FILES {
+            assert_eq!(fs::read(dir.join(name)).expect("file"), bytes, "{name}");
+        }
+        let manifest = crate::export::read_manifest(&dir).expect("manifest");
+        assert_eq!(manifest.variant, "copenhagen");
+        // A second call finds it in place; a damaged copy is replaced.
+        assert_eq!(bundle_dir_in(&root).expect("again"), dir);
+        fs::write(dir.join("weights/meta.json"), b"{").expect("damage");
+        let again = bundle_dir_in(&root).expect("rewritten");
+        assert_eq!(fs::read(again.join("weights/meta.json")).expect("file"), FILES[3].1);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn the_builtin_spec_plays_a_legal_move_with_overrides() {
+        use tafl_arena::{PlayerFactory, PlayerSpec};
+        let variant = tafl_rules::Variant::preset("copenhagen").expect("preset");
+        let factory = crate::ZeroFactory::new(variant);
+        let spec: PlayerSpec = "builtin:visits=4".parse().expect("spec");
+        let mut player = factory.build(&spec, 1).expect("the shipped net loads");
+        let game = tafl_rules::Game::new(variant);
+        let choice = player.choose(&game, &spec.limits().expect("limits")).expect("a move");
+        assert!(game.legal_moves().contains(&choice.mv));
+        let e = factory.build(&"builtin:vists=4".parse().expect("spec"), 1).err().expect("a typo is refused");
+        assert!(e.to_string().contains("vists"), "{e}");
+    }
+
+    #[test]
+    fn a_run_starts_from_the_builtin_net() {
+        let root = std::env::temp_dir().join(format!("tafl-builtin-run-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let run = crate::RunDir::open(&root).expect("run");
+        let variant = tafl_rules::Variant::preset("copenhagen").expect("preset");
+        let started = crate::optimize::init_from(&run, variant, Path::new(BUILTIN)).expect("starts");
+        assert_eq!(started, Some(crate::rundir::model_id(1)));
+        let _ = fs::remove_dir_all(&root);
+    }
+}
