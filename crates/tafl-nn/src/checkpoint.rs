@@ -355,9 +355,9 @@ fn check_config(config: &TaflNetConfig, weights_len: usize, path: &Path) -> Resu
         && [c.channels, c.policy_channels, c.value_channels].iter().all(|n| (1..=1024).contains(n))
         && (1..=4096).contains(&c.value_hidden);
     // The stem and the trunk's 3x3 convolutions alone hold this many weights, each at least
-    // two bytes in any record precision.
-    let trunk = 9 * c.channels * (c.input_planes + 2 * c.blocks * c.channels);
-    if in_range && trunk * 2 <= weights_len {
+    // two bytes in any record precision (in range, the product stays far below usize::MAX).
+    let trunk = || 9 * c.channels * (c.input_planes + 2 * c.blocks * c.channels);
+    if in_range && trunk() * 2 <= weights_len {
         return Ok(());
     }
     Err(CheckpointError::Corrupt {

@@ -200,7 +200,7 @@ fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
     assert!(meta.as_object_mut().expect("object").remove("config").is_some(), "save records the config's digest");
     fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
     assert_eq!(outputs(&checkpoint::load(&dir, &expected(), &device()).expect("loads without it").model, &config), reference);
-    for (key, value) in [("channels", 1_000_000u64), ("blocks", 1_000_000), ("board_size", 1000), ("value_hidden", 1 << 40)] {
+    for (key, value) in [("channels", 1_000_000u64), ("blocks", 1_000_000), ("blocks", u64::MAX), ("board_size", 1000), ("value_hidden", 1 << 40)] {
         let mut json: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("config.json")).expect("read")).expect("json");
         let good = json.clone();
         json[key] = value.into();
