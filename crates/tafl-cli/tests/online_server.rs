@@ -195,6 +195,14 @@ fn rated_games_both_colours_on_13x13() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// No game of the log was lost, and our clock before every move of both games stayed above zero.
+fn assert_two_games_never_lost_on_time(log: &str) {
+    assert!(!log.contains(": lost as"), "{log}");
+    let lowest: Vec<f64> = log.split("our lowest clock ").skip(1).map(|t| t.split('s').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(lowest.len(), 2, "{log}");
+    assert!(lowest.iter().all(|&s| s > 0.0), "{lowest:?}");
+}
+
 #[test]
 #[ignore = "needs hnefatafl-server (scripts/hnefatafl-server.sh test)"]
 fn a_short_clock_is_never_lost_on_time() {
@@ -202,10 +210,7 @@ fn a_short_clock_is_never_lost_on_time() {
     let (ab, _, dir) = two_games("11", "30s+1s", "alphabeta", Duration::from_secs(600));
     // A loss on time would show as a lost game (random never beats alpha-beta otherwise), and
     // our clock before every move stays above zero.
-    assert!(!ab.contains(": lost as"), "{ab}");
-    let lowest: Vec<f64> = ab.split("our lowest clock ").skip(1).map(|t| t.split('s').next().unwrap().parse().unwrap()).collect();
-    assert_eq!(lowest.len(), 2, "{ab}");
-    assert!(lowest.iter().all(|&s| s > 0.0), "{lowest:?}");
+    assert_two_games_never_lost_on_time(&ab);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -214,10 +219,7 @@ fn a_short_clock_is_never_lost_on_time() {
 fn the_shipped_net_plays_both_colours_on_a_short_clock() {
     // The trained player of `builtin` (MCTS over the net), its time per move from the clock.
     let (log, _, dir) = two_games("11", "30s+1s", "builtin", Duration::from_secs(600));
-    assert!(!log.contains(": lost as"), "{log}");
-    let lowest: Vec<f64> = log.split("our lowest clock ").skip(1).map(|t| t.split('s').next().unwrap().parse().unwrap()).collect();
-    assert_eq!(lowest.len(), 2, "{log}");
-    assert!(lowest.iter().all(|&s| s > 0.0), "{lowest:?}");
+    assert_two_games_never_lost_on_time(&log);
     let _ = std::fs::remove_dir_all(dir);
 }
 
