@@ -473,7 +473,10 @@ impl Client {
             OnStop::Resign => "resigning the games in progress",
         };
         self.say(&format!("stop requested: {mode}, starting no new games"));
-        let pending: Vec<GameId> = self.offers.keys().chain(self.joins.iter()).copied().collect();
+        // A join the server has started (a game in `active`) is a game to finish or resign,
+        // not an offer to withdraw.
+        let joins = self.joins.iter().filter(|id| !self.active.contains_key(id));
+        let pending: Vec<GameId> = self.offers.keys().chain(joins).copied().collect();
         for id in pending {
             self.send(c, &format!("leave_game {id}"))?;
         }
@@ -481,7 +484,8 @@ impl Client {
         self.joins.clear();
         self.joins_left.clear();
         if self.options.on_stop == OnStop::Resign {
-            let ids: Vec<GameId> = self.active.keys().copied().collect();
+            // A game not yet synchronised does not know our side: it resigns once resumed.
+            let ids: Vec<GameId> = self.active.iter().filter(|(_, a)| a.synced).map(|(id, _)| *id).collect();
             for id in ids {
                 self.resign(c, id, "stop requested")?;
             }
@@ -789,6 +793,9 @@ impl Client {
         );
         let our_turn = a.referee.side_to_move() == side && !a.resigned;
         self.say(&text);
+        if self.stopping && self.options.on_stop == OnStop::Resign {
+            return self.resign(c, id, "stop requested");
+        }
         if our_turn {
             self.think(id);
         }
