@@ -294,3 +294,165 @@ fn tafl_train_runs_and_resumes_in_s3() {
     assert!(report.status.success(), "{}", stderr(&report));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Three `tafl optimize` started at the same moment on `run`: the one that claims the fence
+/// trains; each other stops with a message that names a trainer, or trains after the first let go
+/// (from its model). Two models with one parent would be two trainers at once, the second
+/// throwing away the first's round.
+fn trainers_at_once(run: &str, dir: &Path) {
+    let config = config(dir);
+    let play = tafl("w", dir).args(["selfplay", "--config", config.to_str().unwrap(), "--run", run, "--games", "8", "--quiet"]).output().unwrap();
+    assert!(play.status.success(), "{}", stderr(&play));
+    let trainers: Vec<_> = (1..=3)
+        .map(|i| tafl(&format!("t{i}"), dir).args(["optimize", "--run", run, "--force", "--quiet"]).stderr(Stdio::piped()).spawn().unwrap())
+        .collect();
+    let outs: Vec<Output> = trainers.into_iter().map(|t| t.wait_with_output().unwrap()).collect();
+    let trained = outs.iter().filter(|o| o.status.success()).count();
+    assert!(trained >= 1, "no trainer trained: {:?}", outs.iter().map(stderr).collect::<Vec<_>>());
+    for refused in outs.iter().filter(|o| !o.status.success()) {
+        let message = stderr(refused);
+        assert_eq!(refused.status.code(), Some(1), "{message}");
+        let named = ["`t1`", "`t2`", "`t3`"].iter().any(|t| message.contains(t));
+        assert!(
+            named && (message.contains("has a trainer already") || message.contains("claimed the trainer's fence at the same moment")),
+            "{message}"
+        );
+    }
+    let store = Location::parse(run).unwrap().open().unwrap();
+    let parents: Vec<String> = keys(store.as_ref(), "models/", "meta.json")
+        .iter()
+        .filter_map(|k| {
+            let meta: serde_json::Value = serde_json::from_slice(&store.get(k).unwrap().unwrap()).unwrap();
+            meta["parent"].as_str().map(str::to_string)
+        })
+        .collect();
+    let distinct: std::collections::BTreeSet<&String> = parents.iter().collect();
+    assert_eq!(parents.len(), trained, "one model per trainer that succeeded: {parents:?}");
+    assert_eq!(distinct.len(), parents.len(), "two models from one parent: {parents:?}");
+    let fences = keys(store.as_ref(), "trainer/", "");
+    assert_eq!(fences.iter().filter(|k| k.contains("/fence-")).count(), trained, "{fences:?}");
+    assert_eq!(fences.iter().filter(|k| k.contains("/release-")).count(), trained, "each let go: {fences:?}");
+}
+
+#[test]
+fn trainers_started_at_once_never_fork_the_run() {
+    let dir = scratch("at-once");
+    // Local storage has the same create-only fence: this half runs without a server too.
+    trainers_at_once(&format!("file://{}", dir.join("local-run").display()), &dir);
+    if let Some(endpoint) = endpoint("trainers_started_at_once_never_fork_the_run (s3)") {
+        trainers_at_once(&format!("s3://{}/r", bucket(&endpoint, "at-once")), &dir);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A TCP proxy in front of the S3 server that passes requests through until one uploads a shard
+/// (`PUT …/selfplay/….bin`): of that one it forwards the headers and half the body, then nothing,
+/// and sends the object's path. That upload is then in flight, neither done nor failed.
+fn stalling_proxy(upstream: &str) -> (String, std::sync::mpsc::Receiver<String>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = upstream.trim_start_matches("http://").to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = std::net::TcpStream::connect(&upstream) else { continue };
+            let (mut from_server, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || std::io::copy(&mut from_server, &mut to_client));
+            let tx = tx.clone();
+            std::thread::spawn(move || forward_requests(client, server, &tx));
+        }
+    });
+    (format!("http://{addr}"), rx)
+}
+
+/// Forwards HTTP/1.1 requests (headers, then `Content-Length` bytes of body) from `client` to
+/// `server`, and stalls the first shard upload half-way (see [`stalling_proxy`]).
+fn forward_requests(mut client: std::net::TcpStream, mut server: std::net::TcpStream, stalled: &std::sync::mpsc::Sender<String>) {
+    use std::io::{Read, Write};
+    let mut pending = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut read_more = |pending: &mut Vec<u8>, client: &mut std::net::TcpStream| match client.read(&mut buf) {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            pending.extend_from_slice(&buf[..n]);
+            true
+        }
+    };
+    loop {
+        let Some(head_end) = find(&pending, b"\r\n\r\n").map(|i| i + 4) else {
+            if read_more(&mut pending, &mut client) {
+                continue;
+            }
+            break;
+        };
+        let head = String::from_utf8_lossy(&pending[..head_end]).into_owned();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.trim().to_string()))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+        let shard = head.starts_with("PUT ") && path.contains("/selfplay/") && path.ends_with(".bin");
+        let forward = if shard { length / 2 } else { length };
+        while pending.len() < head_end + forward {
+            if !read_more(&mut pending, &mut client) {
+                return;
+            }
+        }
+        if server.write_all(&pending[..head_end + forward]).is_err() {
+            return;
+        }
+        pending.drain(..head_end + forward);
+        if shard {
+            let _ = stalled.send(path);
+            // Hold the upload until the worker dies, then drop the connection half-way.
+            while read_more(&mut pending, &mut client) {
+                pending.clear();
+            }
+            let _ = server.shutdown(std::net::Shutdown::Both);
+            return;
+        }
+    }
+    let _ = server.shutdown(std::net::Shutdown::Both);
+}
+
+#[test]
+fn a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted() {
+    let Some(endpoint) = endpoint("a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted") else { return };
+    let bucket = bucket(&endpoint, "midupload");
+    let dir = scratch("midupload");
+    let run = format!("s3://{bucket}/r");
+    let config = config(&dir);
+    let text = std::fs::read_to_string(&config).unwrap().replace("shard-games = 8", "shard-games = 2");
+    std::fs::write(&config, text).unwrap();
+    let (proxy, stalled) = stalling_proxy(&endpoint);
+    let mut worker = tafl("w", &dir)
+        .args(["selfplay", "--config", config.to_str().unwrap(), "--run", &run, "--games", "100000", "--quiet"])
+        .env("AWS_ENDPOINT_URL", &proxy)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let path = stalled.recv_timeout(Duration::from_secs(300)).expect("a shard upload within 5 minutes");
+    worker.kill().unwrap(); // SIGKILL, mid-upload
+    let out = worker.wait_with_output().unwrap();
+    let key = path.strip_prefix(&format!("/{bucket}/r/")).unwrap_or_else(|| panic!("{path}: not in the run; {}", stderr(&out))).to_string();
+    let store = Location::parse(&run).unwrap().open().unwrap();
+    // The server saw half a body and no end: no object, neither partial nor empty.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(store.get(&key).unwrap(), None, "{key} is visible after an upload cut half-way");
+    assert!(!store.list("selfplay/").unwrap().contains(&key));
+    // The same worker started again (its machine, its cache) uploads the shard from its spool.
+    let again = tafl("w", &dir).args(["selfplay", "--run", &run, "--games", "1", "--quiet"]).output().unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let bytes = store.get(&key).unwrap().unwrap_or_else(|| panic!("{key} never arrived from the spool"));
+    let shard = dir.join("uploaded.bin");
+    std::fs::write(&shard, &bytes).unwrap();
+    let expect = tafl_zero::shard::ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    assert!(tafl_zero::shard::read_shard(&shard, &expect).is_ok(), "{key} arrived damaged");
+    let _ = std::fs::remove_dir_all(&dir);
+}
