@@ -154,6 +154,8 @@ pub struct RoundReport {
     pub window: u64,
     /// Samples loaded from the window's shards.
     pub loaded: u64,
+    /// Wall seconds to list, fetch and decode the shards of the window (`loaded` samples).
+    pub ingest_seconds: f64,
     /// Samples on disk.
     pub samples_total: u64,
     /// Samples new since the parent was trained.
@@ -282,6 +284,9 @@ pub fn train_round(
     run.claim_trainer()?;
     let parent = ensure_initial_model(run, config, variant)?;
     let parent_info = run.model_info(&parent, &expected)?;
+    // Ingestion: listing, fetching (from object storage, into the local cache) and decoding the
+    // window's shards, timed apart from the steps.
+    let ingest_started = Instant::now();
     let (shards, warnings) = run.shards(&shard_expect(variant));
     for w in warnings {
         observer.warn(&w);
@@ -307,6 +312,7 @@ pub fn train_round(
         return Err(ZeroError::Other("no sample in the replay window loads".into()));
     }
     let loaded = samples.len() as u64;
+    let ingest_seconds = ingest_started.elapsed().as_secs_f64();
     let max_weight = samples.iter().map(|s| s.weight).fold(0.0f32, f32::max);
 
     let iteration = parent_info.iteration + 1;
@@ -445,6 +451,7 @@ pub fn train_round(
         batch_size: o.batch_size,
         window,
         loaded,
+        ingest_seconds,
         samples_total,
         new_samples,
         loss: (sums.loss / n) as f32,

@@ -235,8 +235,8 @@ impl Run {
         };
         if let Some(r) = &report {
             observer.info(&format!(
-                "optimize {} (from {}): {} steps x {} on a window of {} samples ({} new), loss {:.3} -> {:.3} (policy {:.3}, value {:.3}), {:.0} samples/s",
-                r.id, r.parent, r.steps, r.batch_size, r.window, r.new_samples, r.loss, r.final_loss, r.policy_loss, r.value_loss, r.samples_per_s
+                "optimize {} (from {}): {} steps x {} on a window of {} samples ({} new, read in {:.1} s: {:.0} samples/s), loss {:.3} -> {:.3} (policy {:.3}, value {:.3}), {:.0} samples/s",
+                r.id, r.parent, r.steps, r.batch_size, r.window, r.new_samples, r.ingest_seconds, r.loaded as f64 / r.ingest_seconds.max(1e-9), r.loss, r.final_loss, r.policy_loss, r.value_loss, r.samples_per_s
             ));
         }
         Ok(report)
