@@ -254,8 +254,14 @@ pub fn save(
     }
     let temp = temp_sibling(dir);
     fs::create_dir_all(&temp).map_err(io_error(&temp))?;
-    let result = write_files(&temp, model, config, meta, optimizer)
-        .and_then(|()| fs::rename(&temp, dir).map_err(io_error(dir)));
+    let result = write_files(&temp, model, config, meta, optimizer).and_then(|()| {
+        fs::rename(&temp, dir).map_err(|e| match e.kind() {
+            // Another process saved `dir` between the check above and the rename (two workers
+            // starting a new run at once): the same outcome as finding it there.
+            std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => CheckpointError::AlreadyExists(dir.to_path_buf()),
+            _ => io_error(dir)(e),
+        })
+    });
     if result.is_err() {
         // Best effort: the error that matters is the one being returned.
         let _ = fs::remove_dir_all(&temp);

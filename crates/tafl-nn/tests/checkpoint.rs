@@ -210,3 +210,33 @@ fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
         fs::write(dir.join("config.json"), serde_json::to_vec(&good).expect("json")).expect("restore");
     }
 }
+
+/// Several processes saving the same new model at once (workers starting a new run together):
+/// one save wins, every other reports `AlreadyExists`, never an I/O error from the rename.
+#[test]
+fn saves_racing_for_one_directory_end_in_one_winner() {
+    let config = common::tiny_config();
+    let model = config.init(&device());
+    let meta = CheckpointMeta::new("copenhagen", 1);
+    for round in 0..5 {
+        let dir = scratch(&format!("race-{round}")).join("m000000");
+        let barrier = std::sync::Barrier::new(6);
+        let results: Vec<Result<(), CheckpointError>> = std::thread::scope(|s| {
+            let saves: Vec<_> = (0..6)
+                .map(|_| {
+                    // Burn modules are Send, not Sync: a copy for each saver.
+                    let model = model.clone();
+                    let (dir, config, meta, barrier) = (&dir, &config, &meta, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        checkpoint::save(dir, &model, config, meta, None)
+                    })
+                })
+                .collect();
+            saves.into_iter().map(|h| h.join().expect("no panic")).collect()
+        });
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+        assert!(results.iter().all(|r| matches!(r, Ok(()) | Err(CheckpointError::AlreadyExists(_)))), "{results:?}");
+        assert!(checkpoint::load(&dir, &expected(), &device()).is_ok());
+    }
+}
