@@ -61,9 +61,10 @@ struct NetArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Forward passes to measure side by side, comma-separated: `stock` (Burn's), `fast` (the
-    /// packed CPU path that evaluators use on the CPU), `fast-burn` (the packed path with
-    /// Burn's matmul), `winograd` (the packed path with Winograd F(4x4, 3x3) convolutions).
-    #[arg(long, value_delimiter = ',', default_value = "stock,fast")]
+    /// packed CPU path, im2col convolutions), `fast-burn` (the packed path with Burn's
+    /// matmul), `winograd` (the packed path with Winograd F(4x4, 3x3) convolutions, which
+    /// evaluators use on the CPU).
+    #[arg(long, value_delimiter = ',', default_value = "stock,fast,winograd")]
     conv: Vec<String>,
 }
 
