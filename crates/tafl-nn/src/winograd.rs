@@ -34,6 +34,7 @@
 //! without any `unsafe` of ours; the matrix products go through [`crate::matmul`].
 
 use std::array::from_fn;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -211,10 +212,10 @@ impl WinogradConv {
         pulp::Arch::new().dispatch(Layer { conv: self, x, finish: Finish { residual, relu }, threads, scratch })
     }
 
-    /// Each point's product `[out × in] · [in × tiles · positions]`, one after the other or,
-    /// with the pool's threads, side by side.
+    /// Each point's product `[out × in] · [in × tiles · positions]` for one row of tiles, one
+    /// after the other or, with the pool's threads, side by side.
     fn multiply(&self, transformed: &[f32], tiling: Tiling, threads: Threads, products: &mut Vec<f32>) {
-        let [m, k, n] = [self.channels_out, self.channels_in, tiling.columns()];
+        let [m, k, n] = [self.channels_out, self.channels_in, tiling.row_columns()];
         // Every product overwrites its destination, so the buffer need not be zeroed again,
         // except when there is nothing to multiply (no input channels): then the products are
         // the zeros left here (chunks of at least 1 make the chunk iterators empty).
@@ -236,13 +237,13 @@ impl WinogradConv {
         }
     }
 
-    /// Aᵀ m A of every tile of every output channel, plus bias, residual and ReLU; squares of
-    /// the padding are dropped.
+    /// Aᵀ m A of every tile of the row `tiles` in every output channel, plus bias, residual and
+    /// ReLU, into `out`; squares of the padding are dropped.
     #[inline(always)]
-    fn transform_outputs(&self, products: &[f32], tiling: Tiling, finish: Finish<'_>) -> Bordered {
-        let (columns, positions) = (tiling.columns(), tiling.positions);
+    fn transform_outputs(&self, products: &[f32], tiles: Range<usize>, finish: Finish<'_>, out: &mut Bordered) {
+        let tiling = out.tiling;
+        let (columns, positions) = (tiling.row_columns(), tiling.positions);
         let point_stride = self.channels_out * columns;
-        let mut out = Bordered::zeros(self.channels_out, tiling);
         let skips = finish.residual.map(Bordered::planes);
         let mut skips = skips.into_iter().flatten();
         // Reused from tile to tile: every value is overwritten each time.
@@ -250,10 +251,10 @@ impl WinogradConv {
         let mut work = Work::default();
         for (channel, (plane, &bias)) in out.planes_mut().zip(&self.bias).enumerate() {
             let epilogue = Epilogue { bias, skip: skips.next(), relu: finish.relu };
-            for tile in 0..tiling.tiles() {
+            for (column_tile, tile) in tiles.clone().enumerate() {
                 for first in (0..positions).step_by(LANES) {
                     let width = LANES.min(positions - first);
-                    let at = channel * columns + tile * positions + first;
+                    let at = channel * columns + column_tile * positions + first;
                     for (point, lanes) in m.iter_mut().flatten().enumerate() {
                         load(&products[point * point_stride + at..], width, lanes);
                     }
@@ -262,7 +263,6 @@ impl WinogradConv {
                 }
             }
         }
-        out
     }
 }
 
@@ -281,12 +281,19 @@ struct Layer<'a> {
 impl pulp::WithSimd for Layer<'_> {
     type Output = Bordered;
 
+    /// One row of tiles at a time: transformed inputs and products of a whole layer (1.3 MB
+    /// each for 64 channels and 16 positions) would not stay in a core's L2 cache from one
+    /// step to the next, those of a row do.
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) -> Bordered {
         let Self { conv, x, finish, threads, scratch } = self;
-        transform_inputs(x, &mut scratch.transformed);
-        conv.multiply(&scratch.transformed, x.tiling, threads, &mut scratch.products);
-        conv.transform_outputs(&scratch.products, x.tiling, finish)
+        let mut out = Bordered::zeros(conv.channels_out, x.tiling);
+        for tiles in x.tiling.tile_rows() {
+            transform_inputs(x, tiles.clone(), &mut scratch.transformed);
+            conv.multiply(&scratch.transformed, x.tiling, threads, &mut scratch.products);
+            conv.transform_outputs(&scratch.products, tiles, finish, &mut out);
+        }
+        out
     }
 }
 
@@ -353,10 +360,6 @@ impl Tiling {
         self.size * self.size
     }
 
-    fn tiles(self) -> usize {
-        self.per_side * self.per_side
-    }
-
     /// Side of the bordered board: the tiles' outputs and one square of the windows' reach on
     /// each side.
     fn side(self) -> usize {
@@ -378,9 +381,15 @@ impl Tiling {
         (0..self.size).flat_map(move |rank| (0..self.size).map(move |file| self.bordered(rank, file)))
     }
 
-    /// Columns of each point's matrix product: every tile of every position, tile-major.
-    fn columns(self) -> usize {
-        self.tiles() * self.positions
+    /// The tiles of each row of tiles, top to bottom.
+    fn tile_rows(self) -> impl Iterator<Item = Range<usize>> {
+        (0..self.per_side).map(move |row| row * self.per_side..(row + 1) * self.per_side)
+    }
+
+    /// Columns of each point's matrix product for a row of tiles: every tile of the row for
+    /// every position, tile-major.
+    fn row_columns(self) -> usize {
+        self.per_side * self.positions
     }
 
     /// Board coordinates (rank, file) of `tile`'s top-left output; in the bordered board, the
@@ -390,28 +399,28 @@ impl Tiling {
     }
 }
 
-/// Buffers of one slice, reused from layer to layer.
+/// Buffers of one slice for a row of tiles, reused from row to row and layer to layer.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
-    /// `[point][channel in][tile · position]`: each point's right operand.
+    /// `[point][channel in][tile of the row · position]`: each point's right operand.
     transformed: Vec<f32>,
-    /// `[point][channel out][tile · position]`: each point's product.
+    /// `[point][channel out][tile of the row · position]`: each point's product.
     products: Vec<f32>,
 }
 
-/// Bᵀ d B of every window of every channel of `x`, written as each point's
-/// `[channel][tile · position]`.
+/// Bᵀ d B of the window of each of `tiles` (a row) in every channel of `x`, written as each
+/// point's `[channel][tile of the row · position]`.
 #[inline(always)]
-fn transform_inputs(x: &Bordered, out: &mut Vec<f32>) {
+fn transform_inputs(x: &Bordered, tiles: Range<usize>, out: &mut Vec<f32>) {
     let tiling = x.tiling;
-    let (side, positions, columns) = (tiling.side(), tiling.positions, tiling.columns());
+    let (side, positions, columns) = (tiling.side(), tiling.positions, tiling.row_columns());
     let point_stride = x.channels * columns;
     // Every value is written below: no need to zero what the last layer left.
     out.resize(POINTS * point_stride, 0.0);
     let mut d = [[[0.0; LANES]; WINDOW]; WINDOW];
     let mut work = Work::default();
     for (channel, plane) in x.planes().enumerate() {
-        for tile in 0..tiling.tiles() {
+        for (column_tile, tile) in tiles.clone().enumerate() {
             let (rank, file) = tiling.corner(tile);
             for first in (0..positions).step_by(LANES) {
                 let width = LANES.min(positions - first);
@@ -422,7 +431,7 @@ fn transform_inputs(x: &Bordered, out: &mut Vec<f32>) {
                     }
                 }
                 transform_2d(&d, &mut work.half_in, &mut work.domain, input_1d);
-                let at = channel * columns + tile * positions + first;
+                let at = channel * columns + column_tile * positions + first;
                 for (point, lanes) in work.domain.iter().flatten().enumerate() {
                     store(lanes, &mut out[point * point_stride + at..], width);
                 }
