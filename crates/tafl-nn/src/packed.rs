@@ -41,8 +41,9 @@ pub enum InferencePath {
     /// safe alternative against `Fast`.
     FastBurnMatmul,
     /// [`PackedNet`] with its trunk's 3x3 convolutions through Winograd's F(4x4, 3x3)
-    /// ([`PackedNet::with_winograd`]): the CPU default, about 2.5 times `Fast`'s positions per
-    /// second at self-play batches (64 and more) and `Fast` itself below 8 positions a slice.
+    /// ([`PackedNet::with_winograd`]): the CPU default, about twice `Fast`'s positions per
+    /// second at self-play batches (64 and more), and `Fast` itself in small slices
+    /// ([`WINOGRAD_MIN_SLICE`]).
     Winograd,
 }
 
@@ -79,12 +80,12 @@ impl InferencePath {
 pub const MAX_SLICE: usize = 16;
 
 /// Positions a slice needs for [`InferencePath::Winograd`] to take its trunk through the
-/// Winograd transforms; smaller slices (a batch of one, or of 8 on two cores) take the
-/// `im2col` trunk. The transforms work on 16 positions at once, one per vector lane, and below
-/// 8 the idle lanes cost more than the multiplications saved: measured on b6c64 and b4c48
-/// against `im2col`, slices of 4 ran at 0.65–0.7 times its speed, of 8 at 1.05–1.2, of 16 at
-/// 2.5–2.7.
-pub const WINOGRAD_MIN_SLICE: usize = 8;
+/// Winograd transforms; smaller slices (a batch of one, or of 16 on two cores) take the
+/// `im2col` trunk. The transforms work on 16 positions at once, one per vector lane, and in
+/// small slices the idle lanes cost more than the multiplications saved: measured on b6c64
+/// and b4c48 against `im2col`, slices of 4 ran at 0.55–0.65 times its speed, of 8 at 0.9–1.0,
+/// of 12 at 1.0–1.2, of 16 at 2–3.
+pub const WINOGRAD_MIN_SLICE: usize = 12;
 
 /// A [`TaflNet`]'s weights, batch norms folded, laid out for [`PackedNet::predict`].
 #[derive(Debug, Clone)]
