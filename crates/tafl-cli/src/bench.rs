@@ -16,12 +16,12 @@ use crate::{Failure, bad_input, variant};
 
 const EXAMPLES: &str = "Examples:
   tafl bench nn --net b6c64 --batches 1,8,64,256 --seconds 5
-  tafl bench nn --net b4c48 --batches 64,256 --conv stock,fast --threads 2
+  tafl bench nn --net b4c48 --batches 64,256 --conv stock,fast,winograd --threads 2
   tafl bench nn --blocks 10 --channels 128 --train
   RAYON_NUM_THREADS=1 tafl bench nn --batches 256
   tafl bench mcts --net b6c64 --games 256 --visits 32 --seconds 20
   tafl bench mcts --model data/runs/r1 --cache 100000
-  tafl bench mcts --net b4c48 --games 64 --visits 24 --conv stock,fast";
+  tafl bench mcts --net b4c48 --games 64 --visits 24 --conv stock,fast,winograd";
 
 /// Arguments of `tafl bench`.
 #[derive(Args)]
@@ -61,9 +61,10 @@ struct NetArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Forward passes to measure side by side, comma-separated: `stock` (Burn's), `fast` (the
-    /// packed CPU path that evaluators use on the CPU), `fast-burn` (the packed path with
-    /// Burn's matmul).
-    #[arg(long, value_delimiter = ',', default_value = "stock,fast")]
+    /// packed CPU path, im2col convolutions), `fast-burn` (the packed path with Burn's
+    /// matmul), `winograd` (the packed path with Winograd F(4x4, 3x3) convolutions, which
+    /// evaluators use on the CPU).
+    #[arg(long, value_delimiter = ',', default_value = "stock,fast,winograd")]
     conv: Vec<String>,
 }
 
@@ -150,10 +151,15 @@ impl NetArgs {
             .iter()
             .map(|name| {
                 InferencePath::from_name(name)
-                    .ok_or_else(|| bad_input(anyhow!("--conv `{name}` is none of stock, fast, fast-burn")))
+                    .ok_or_else(|| bad_input(anyhow!("--conv `{name}` is none of {}", path_names())))
             })
             .collect()
     }
+}
+
+/// The names `--conv` takes, comma-separated, for error messages.
+fn path_names() -> String {
+    InferencePath::ALL.map(InferencePath::name).join(", ")
 }
 
 fn describe(config: &TaflNetConfig, variant: &Variant) {

@@ -19,7 +19,7 @@ fn main() {
         config.flops_per_position() as f64 / 1e6,
         std::thread::available_parallelism().map_or(1, |n| n.get()),
     );
-    for path in [InferencePath::Stock, InferencePath::Fast] {
+    for path in [InferencePath::Stock, InferencePath::Fast, InferencePath::Winograd] {
         for r in forward_throughput_table(&config, path, seconds, &backend::device()) {
             println!(
                 "{:>5} batch {:>4}: {:>9.1} positions/s {:>7.2} GFLOP/s ({} calls)",

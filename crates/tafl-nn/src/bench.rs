@@ -42,6 +42,7 @@ impl BenchNet {
             InferencePath::Stock => None,
             InferencePath::Fast => Some(PackedNet::new(&stock, config)),
             InferencePath::FastBurnMatmul => Some(PackedNet::new(&stock, config).with_burn_matmul(device)),
+            InferencePath::Winograd => Some(PackedNet::new(&stock, config).with_winograd()),
         };
         Self { config: config.clone(), stock, packed, device: device.clone() }
     }
@@ -133,7 +134,7 @@ mod tests {
     #[test]
     fn measures_something() {
         let config = TaflNetConfig::new(7, 4, 1, 8);
-        for path in [InferencePath::Stock, InferencePath::Fast] {
+        for path in [InferencePath::Stock, InferencePath::Fast, InferencePath::Winograd] {
             let net = BenchNet::new(&config, path, &crate::backend::device());
             let r = forward_throughput(&net, 4, 0.0);
             assert_eq!((r.batch, r.iterations), (4, 1));

@@ -200,6 +200,7 @@ fn pack(net: &TaflNet, config: &TaflNetConfig, path: InferencePath, device: &Dev
         InferencePath::Stock => None,
         InferencePath::Fast => Some(PackedNet::new(net, config)),
         InferencePath::FastBurnMatmul => Some(PackedNet::new(net, config).with_burn_matmul(device)),
+        InferencePath::Winograd => Some(PackedNet::new(net, config).with_winograd()),
     }
 }
 
@@ -388,7 +389,7 @@ mod tests {
         let games = random_games(variant, 40, 3);
         let refs: Vec<&Game> = games.iter().collect();
         let reference = stock.evaluate(&refs);
-        for path in [InferencePath::Fast, InferencePath::FastBurnMatmul] {
+        for path in [InferencePath::Fast, InferencePath::FastBurnMatmul, InferencePath::Winograd] {
             let other = NetEvaluator::new(stock.net(), stock.config().clone(), device()).with_path(path);
             assert_eq!(other.path(), path);
             for (a, b) in reference.iter().zip(&other.evaluate(&refs)) {

@@ -13,6 +13,7 @@
 //!   optional evaluation cache.
 //! - [`packed`]: [`PackedNet`], the CPU inference forward pass (batch norms folded, weights
 //!   packed once, one matrix product per layer for a slice of the batch), and [`InferencePath`].
+//! - `winograd`: the 3x3 convolutions of [`PackedNet`] through Winograd's F(4x4, 3x3).
 //! - [`onnx`]: export of a net as an ONNX model, to run it outside Rust.
 
 pub mod backend;
@@ -28,6 +29,7 @@ pub mod packed;
 pub mod policy;
 pub mod symmetry;
 pub mod train;
+mod winograd;
 
 pub use backend::{Device, device, training_device};
 pub use encoding::{ENCODING_VERSION, INPUT_PLANES, encode_game, encode_position, index_move, move_index};
