@@ -161,10 +161,10 @@ proptest! {
         if let Ok(parsed) = tafl_rules::notation::parse_archive_line(&line, size) {
             let _ = tafl_rules::replay::replay(1, Position::start(v), &parsed.plies, true);
         }
-        if let Some(first) = moves.first() {
-            if let Ok(m) = tafl_rules::parse_move(&near_miss(first, &edits), size) {
-                prop_assert_eq!(tafl_rules::parse_move(&m.mv.to_string(), size).unwrap().mv, m.mv);
-            }
+        if let Some(first) = moves.first()
+            && let Ok(m) = tafl_rules::parse_move(&near_miss(first, &edits), size)
+        {
+            prop_assert_eq!(tafl_rules::parse_move(&m.mv.to_string(), size).unwrap().mv, m.mv);
         }
         let toml = near_miss(&format!("base = '{}'\n[rules]\nmove-limit = 50\nrepetition = 'draw'\nthrone-hostile-to-defenders = 'never'\n", PRESETS[preset]), &edits);
         if let Ok(variant) = Variant::from_toml(&toml) {
