@@ -56,11 +56,11 @@ fn cache_root() -> PathBuf {
 /// The directory cannot be written.
 pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, ZeroError> {
     let dir = root.join(format!("builtin-{:016x}", fingerprint()));
-    if FILES.iter().all(|(name, bytes)| fs::metadata(dir.join(name)).is_ok_and(|m| m.len() == bytes.len() as u64)) {
+    if is_complete(&dir) {
         return Ok(dir);
     }
-    let temp = root.join(format!(".builtin-{:016x}-{}", fingerprint(), std::process::id()));
-    let _ = fs::remove_dir_all(&temp);
+    // A name of this call's own: other threads and processes may be writing their copies now.
+    let temp = unique_sibling(root, "write");
     for (name, bytes) in FILES {
         let path = temp.join(name);
         if let Some(parent) = path.parent() {
@@ -68,15 +68,33 @@ pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, ZeroError> {
         }
         fs::write(&path, bytes).map_err(|e| ZeroError::io(&path, e))?;
     }
-    let _ = fs::remove_dir_all(&dir); // an incomplete copy from a foreign hand
-    if let Err(e) = fs::rename(&temp, &dir) {
-        let _ = fs::remove_dir_all(&temp);
-        // Another process may have put the same bytes there first.
-        if !dir.join(FILES[0].0).is_file() {
-            return Err(ZeroError::io(&dir, e));
-        }
+    if fs::rename(&temp, &dir).is_ok() {
+        return Ok(dir);
     }
-    Ok(dir)
+    // `dir` is there: another caller's complete copy (keep it, it may be in use), or an
+    // incomplete one from a foreign hand, moved aside whole before ours goes in. A copy of
+    // ours is never removed once in place.
+    if !is_complete(&dir) {
+        let aside = unique_sibling(root, "old");
+        if fs::rename(&dir, &aside).is_ok() {
+            let _ = fs::remove_dir_all(&aside);
+        }
+        let _ = fs::rename(&temp, &dir);
+    }
+    let _ = fs::remove_dir_all(&temp);
+    if is_complete(&dir) { Ok(dir) } else { Err(ZeroError::io(&dir, std::io::Error::other("the shipped bundle could not be written there"))) }
+}
+
+/// Every file of the bundle is in `dir` at its length.
+fn is_complete(dir: &Path) -> bool {
+    FILES.iter().all(|(name, bytes)| fs::metadata(dir.join(name)).is_ok_and(|m| m.len() == bytes.len() as u64))
+}
+
+/// A hidden name beside the cached bundle that no other thread or process uses.
+fn unique_sibling(root: &Path, what: &str) -> PathBuf {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    root.join(format!(".builtin-{:016x}-{what}-{}-{call}", fingerprint(), std::process::id()))
 }
 
 /// The directory of the shipped bundle in the user's cache (see [`bundle_dir_in`]).
@@ -106,6 +124,31 @@ mod tests {
         let again = bundle_dir_in(&root).expect("rewritten");
         assert_eq!(fs::read(again.join("weights/meta.json")).expect("file"), FILES[3].1);
         let _ = fs::remove_dir_all(&root);
+    }
+
+    /// Threads of one process (tests in parallel, say) writing the cache at once: each gets a
+    /// whole copy that stays in place while it reads it, and no temporary is left behind.
+    #[test]
+    fn callers_at_once_each_get_a_whole_copy() {
+        for round in 0..5 {
+            let root = std::env::temp_dir().join(format!("tafl-builtin-race-{}-{round}", std::process::id()));
+            let _ = fs::remove_dir_all(&root);
+            let barrier = std::sync::Barrier::new(6);
+            std::thread::scope(|s| {
+                for _ in 0..6 {
+                    s.spawn(|| {
+                        barrier.wait();
+                        let dir = bundle_dir_in(&root).expect("written");
+                        for (name, bytes) in FILES {
+                            assert_eq!(fs::read(dir.join(name)).expect("in place"), bytes, "{name}");
+                        }
+                    });
+                }
+            });
+            let left: Vec<_> = fs::read_dir(&root).expect("root").flatten().map(|e| e.file_name()).collect();
+            assert_eq!(left.len(), 1, "{left:?}");
+            let _ = fs::remove_dir_all(&root);
+        }
     }
 
     #[test]
