@@ -286,8 +286,9 @@ pub fn train_round(
     let parent_info = run.model_info(&parent, &expected)?;
     // Ingestion: listing, fetching (from object storage, into the local cache) and decoding the
     // window's shards, timed apart from the steps.
-    let ingest_started = Instant::now();
+    let listing = Instant::now();
     let (shards, warnings) = run.shards(&shard_expect(variant));
+    let listing_seconds = listing.elapsed().as_secs_f64();
     for w in warnings {
         observer.warn(&w);
     }
@@ -307,12 +308,14 @@ pub fn train_round(
     }
     let new_samples = samples_total.saturating_sub(parent_info.samples_total);
     let window = window_size(o, samples_total);
+    let reading = Instant::now();
     let samples = window_samples(run, &shards, window, o.import_weight, variant, observer);
+    // Not the resume point's checkpoint loaded in between: only the shards' I/O and decoding.
+    let ingest_seconds = listing_seconds + reading.elapsed().as_secs_f64();
     if samples.is_empty() {
         return Err(ZeroError::Other("no sample in the replay window loads".into()));
     }
     let loaded = samples.len() as u64;
-    let ingest_seconds = ingest_started.elapsed().as_secs_f64();
     let max_weight = samples.iter().map(|s| s.weight).fold(0.0f32, f32::max);
 
     let iteration = parent_info.iteration + 1;
