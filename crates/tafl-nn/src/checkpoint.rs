@@ -306,14 +306,12 @@ fn write_files(
     write_synced(&path, &json_bytes(&meta, &path)?)
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, CheckpointError> {
-    let bytes = fs::read(path).map_err(io_error(path))?;
-    serde_json::from_slice(&bytes).map_err(|source| CheckpointError::Json { path: path.to_path_buf(), source })
+fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, bytes: &[u8]) -> Result<T, CheckpointError> {
+    serde_json::from_slice(bytes).map_err(|source| CheckpointError::Json { path: path.to_path_buf(), source })
 }
 
-/// Reads a binary file and checks it against its recorded digest.
-fn read_checked(path: &Path, digest: Option<FileDigest>) -> Result<Vec<u8>, CheckpointError> {
-    let bytes = fs::read(path).map_err(io_error(path))?;
+/// Checks the bytes of a binary file against its recorded digest.
+fn check_digest(path: &Path, bytes: Vec<u8>, digest: Option<FileDigest>) -> Result<Vec<u8>, CheckpointError> {
     let corrupt = |reason: &str| CheckpointError::Corrupt { path: path.to_path_buf(), reason: reason.into() };
     let expected = digest.ok_or_else(|| corrupt("meta.json records no digest for it"))?;
     let found = FileDigest::of(&bytes);
@@ -334,7 +332,13 @@ fn read_checked(path: &Path, digest: Option<FileDigest>) -> Result<Vec<u8>, Chec
 /// # Errors
 /// I/O, JSON, format-version, variant and encoding-version errors.
 pub fn read_meta(dir: &Path, expected: &Expected) -> Result<CheckpointMeta, CheckpointError> {
-    let meta: CheckpointMeta = read_json(&dir.join(META))?;
+    let path = dir.join(META);
+    let bytes = fs::read(&path).map_err(io_error(&path))?;
+    decode_meta(&path, &bytes, expected)
+}
+
+fn decode_meta(path: &Path, bytes: &[u8], expected: &Expected) -> Result<CheckpointMeta, CheckpointError> {
+    let meta: CheckpointMeta = parse_json(path, bytes)?;
     if meta.format_version != FORMAT_VERSION {
         return Err(CheckpointError::UnsupportedFormat { found: meta.format_version });
     }
@@ -378,17 +382,45 @@ fn check_config(config: &TaflNetConfig, weights_len: usize, path: &Path) -> Resu
 /// Any [`CheckpointError`]: missing or unreadable files, a checkpoint for another variant or
 /// encoding, truncated or corrupt weights, weights that do not fit the config.
 pub fn load(dir: &Path, expected: &Expected, device: &Device) -> Result<Checkpoint, CheckpointError> {
-    let meta = read_meta(dir, expected)?;
-    let config_path = dir.join(CONFIG);
-    let config: TaflNetConfig = match meta.config {
-        Some(digest) => serde_json::from_slice(&read_checked(&config_path, Some(digest))?)
-            .map_err(|source| CheckpointError::Json { path: config_path.clone(), source })?,
-        None => read_json(&config_path)?,
+    let read = |name: &str| {
+        let path = dir.join(name);
+        fs::read(&path).map_err(io_error(&path))
     };
+    let meta = read(META)?;
+    decode_meta(&dir.join(META), &meta, expected)?;
+    decode(dir, CheckpointFiles { meta, config: read(CONFIG)?, weights: read(WEIGHTS)? }, expected, device)
+}
+
+/// The bytes of the files a checkpoint's net is built from.
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointFiles {
+    /// `meta.json`.
+    pub meta: Vec<u8>,
+    /// `config.json`.
+    pub config: Vec<u8>,
+    /// `weights.bpk`.
+    pub weights: Vec<u8>,
+}
+
+/// The checkpoint of `files` on `device`, checked as [`load`] checks a directory (`dir` names
+/// the files in errors). Every byte may be hostile: bad bytes give an error, never a panic.
+///
+/// # Errors
+/// As [`load`], less the I/O errors.
+pub fn decode(dir: &Path, files: CheckpointFiles, expected: &Expected, device: &Device) -> Result<Checkpoint, CheckpointError> {
+    let meta = decode_meta(&dir.join(META), &files.meta, expected)?;
+    let config_path = dir.join(CONFIG);
+    let config_bytes = match meta.config {
+        Some(digest) => check_digest(&config_path, files.config, Some(digest))?,
+        None => files.config,
+    };
+    let config: TaflNetConfig = parse_json(&config_path, &config_bytes)?;
     let path = dir.join(WEIGHTS);
-    let bytes = read_checked(&path, meta.weights)?;
+    let bytes = check_digest(&path, files.weights, meta.weights)?;
     check_config(&config, bytes.len(), &config_path)?;
-    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(weights_error(&path))?;
+    // Burn checks each tensor's shape but takes its dtype from the record, and a float parameter
+    // given integer data panics at the first use: cast every tensor to the module's dtype.
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(weights_error(&path))?.cast_to_module_dtype();
     let model = config.init(device).try_load_record(record).map_err(weights_error(&path))?;
     Ok(Checkpoint { model: model.valid(), config, meta })
 }
@@ -410,7 +442,7 @@ pub fn load_optimizer(
         return Ok(None);
     }
     let path = dir.join(OPTIMIZER);
-    let bytes = read_checked(&path, meta.optimizer)?;
+    let bytes = check_digest(&path, fs::read(&path).map_err(io_error(&path))?, meta.optimizer)?;
     let record = OptimizerRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(weights_error(&path))?;
     Ok(Some(optim.load_record(record)))
 }

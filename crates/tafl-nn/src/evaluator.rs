@@ -90,7 +90,20 @@ impl NetEvaluator {
     /// input planes.
     pub fn load(dir: &Path, expected: &Expected) -> Result<Self, CheckpointError> {
         let device = crate::backend::device();
-        let loaded = checkpoint::load(dir, expected, &device)?;
+        Self::checked(dir, checkpoint::load(dir, expected, &device)?, device)
+    }
+
+    /// [`NetEvaluator::load`] of a checkpoint's files already in memory (`dir` names them in
+    /// errors).
+    ///
+    /// # Errors
+    /// As [`NetEvaluator::load`], less the I/O errors.
+    pub fn decode(dir: &Path, files: checkpoint::CheckpointFiles, expected: &Expected) -> Result<Self, CheckpointError> {
+        let device = crate::backend::device();
+        Self::checked(dir, checkpoint::decode(dir, files, expected, &device)?, device)
+    }
+
+    fn checked(dir: &Path, loaded: checkpoint::Checkpoint, device: Device) -> Result<Self, CheckpointError> {
         if loaded.meta.encoding_version != ENCODING_VERSION {
             return Err(CheckpointError::WrongEncoding {
                 expected: ENCODING_VERSION,

@@ -211,6 +211,31 @@ fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
     }
 }
 
+/// Weights whose record calls a float tensor integer data (the dtype in burnpack's header, which
+/// only our digest covers; a hostile bundle fixes the digest up). Burn took the record's dtype as
+/// is and panicked at the first use (found by the `checkpoint` fuzz target): the load casts to
+/// the net's dtype, and the net evaluates.
+#[test]
+fn a_record_of_integer_dtype_is_cast_not_a_panic() {
+    let dir = scratch("dtype").join("m0001");
+    let (_, config) = save_trained(&dir);
+    let weights = fs::read(dir.join("weights.bpk")).expect("read");
+    let from = b"dtypecF32".as_slice();
+    let at = weights.windows(from.len()).position(|w| w == from).expect("a float tensor in the header");
+    for (name, dtype) in [("I32", b"dtypecI32".as_slice()), ("I64", b"dtypecI64".as_slice()), ("U8", b"dtypebU8".as_slice())] {
+        let mut damaged = weights.clone();
+        damaged.splice(at..at + from.len(), dtype.iter().copied());
+        fs::write(dir.join("weights.bpk"), &damaged).expect("write");
+        let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
+        meta["weights"] = serde_json::to_value(checkpoint::FileDigest::of(&damaged)).expect("digest");
+        fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
+        let loaded = std::panic::catch_unwind(|| {
+            checkpoint::load(&dir, &expected(), &device()).map(|c| outputs(&c.model, &config))
+        });
+        assert!(loaded.is_ok(), "a record of {name} data panicked");
+    }
+}
+
 /// Several processes saving the same new model at once (workers starting a new run together):
 /// one save wins, every other reports `AlreadyExists`, never an I/O error from the rename.
 #[test]

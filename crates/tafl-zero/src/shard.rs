@@ -309,8 +309,17 @@ pub fn read_header(path: &Path, expect: &ShardExpect) -> Result<ShardHeader, Sha
 /// I/O, a foreign or damaged shard.
 pub fn read_shard(path: &Path, expect: &ShardExpect) -> Result<(ShardHeader, Vec<Sample>), ShardError> {
     let bytes = fs::read(path).map_err(|source| ShardError::Io { path: path.to_path_buf(), source })?;
+    decode_shard(path, &bytes, expect)
+}
+
+/// The header and samples of a shard's bytes, checked as [`read_shard`] checks a file (`path`
+/// names it in errors).
+///
+/// # Errors
+/// A foreign or damaged shard.
+pub fn decode_shard(path: &Path, bytes: &[u8], expect: &ShardExpect) -> Result<(ShardHeader, Vec<Sample>), ShardError> {
     let invalid = |reason: String| ShardError::Invalid { path: path.to_path_buf(), reason };
-    let (header, payload) = split_header(path, &bytes)?;
+    let (header, payload) = split_header(path, bytes)?;
     check_header(path, &header, expect)?;
     if payload.len() as u64 != header.payload_len {
         return Err(invalid(format!("payload of {} bytes, header says {}", payload.len(), header.payload_len)));

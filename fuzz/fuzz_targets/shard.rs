@@ -1,0 +1,46 @@
+#![no_main]
+//! Sample shards (bytes of `selfplay/*.shard`, local or from object storage): decoding never
+//! panics, and neither does turning the samples of a shard that decodes into a training batch.
+//!
+//! The first byte chooses what the rest is: the bytes of a whole shard (even), or a payload to
+//! which the target adds a valid header with its length and checksum (odd), so that the fuzzer
+//! reaches the sample decoder and the batch encoder past the checksum.
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use rand::SeedableRng;
+use tafl_rules::Variant;
+use tafl_zero::shard::{ShardExpect, ShardHeader, decode_shard, fnv1a};
+
+const PATH: &str = "fuzz.shard";
+
+fn wrapped(variant: &Variant, payload: &[u8]) -> Vec<u8> {
+    let mut header = ShardHeader::new(variant, 1, "m000000".into());
+    header.format_version = tafl_zero::shard::SHARD_FORMAT_VERSION;
+    header.payload_len = payload.len() as u64;
+    header.checksum = fnv1a(payload);
+    // The sample count is the payload's leading length, when there is one.
+    header.count = payload.get(..8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+    let head = bincode::serialize(&header).unwrap_or_default();
+    let mut bytes = tafl_zero::shard::MAGIC.to_vec();
+    bytes.extend_from_slice(&(head.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&head);
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, rest)) = data.split_first() else { return };
+    let variant = Variant::preset("brandubh").unwrap_or_else(|| unreachable!("a preset"));
+    let expect = ShardExpect { variant: variant.name().into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let bytes = if mode % 2 == 1 { wrapped(variant, rest) } else { rest.to_vec() };
+    let Ok((header, samples)) = decode_shard(Path::new(PATH), &bytes, &expect) else { return };
+    assert_eq!(header.count, samples.len() as u64);
+    let refs: Vec<_> = samples.iter().collect();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(u64::from(mode));
+    let batch = tafl_zero::optimize::encode_batch(&refs, variant, mode & 2 == 2, 0.25, &mut rng);
+    let rows = batch.value.len();
+    assert!(rows <= samples.len());
+    assert_eq!(batch.planes.len(), rows * tafl_nn::INPUT_PLANES * 49);
+    assert_eq!(batch.policy.len(), batch.legal.len());
+});
