@@ -17,14 +17,17 @@ use tafl_arena::{
 use crate::{Failure, bad_input, variant};
 
 const ARENA_HELP: &str = "Player specs: KIND:KEY=VALUE,...
-  builtin[:visits=N][,time=1s]         the trained net that ships with tafl (MCTS, 200 visits)
+  builtin[:visits=N][,time=1s][,guard=PLIES]
+                                       the trained net that ships with tafl (MCTS, 200 visits);
+                                       guard=3: each chosen move checked by a 3-ply alpha-beta,
+                                       a move it proves lost replaced by the search's next best
   random[:seed=N]                      uniformly random moves
   alphabeta[:depth=N][,time=1s][,nodes=N]   the alpha-beta baseline
   htp:[timeout=60s,][tcp=true,]cmd=PROGRAM ARGS
                                        an external engine over HTP (cmd comes last); tcp=true:
                                        it connects to us (the reference's --host mode, which
                                        takes --ai basic --depth N)
-  mcts:model=PATH[,visits=200][,batch=8][,gumbel=true][,cache=N][,seed=N][,time=1s]
+  mcts:model=PATH[,visits=200][,batch=8][,gumbel=true][,cache=N][,seed=N][,time=1s][,guard=PLIES]
                                        MCTS guided by a checkpoint (a checkpoint directory, or a
                                        run directory: its models/best); model=none: uniform priors
   every kind takes name=LABEL

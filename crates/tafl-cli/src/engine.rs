@@ -29,8 +29,8 @@ const ENGINE_HELP: &str = "Protocols:
   uci       a UCI-style protocol as TaflZero speaks it: uci, isready, position startpos|fen,
             go nodes|depth|movetime|wtime..|infinite, stop, quit
 
-Player specs: builtin[:visits=N][,time=DUR] (the trained net that ships with tafl),
-mcts:model=PATH[,visits=N][,time=DUR] (a checkpoint or a run directory, whose best model is used), alphabeta[:depth=N][,time=1s][,nodes=N], random[:seed=N], htp:cmd=PROGRAM.
+Player specs: builtin[:visits=N][,time=DUR][,guard=PLIES] (the trained net that ships with tafl),
+mcts:model=PATH[,visits=N][,time=DUR][,guard=PLIES] (a checkpoint or a run directory, whose best model is used), alphabeta[:depth=N][,time=1s][,nodes=N], random[:seed=N], htp:cmd=PROGRAM.
 
 Examples:
   tafl engine --protocol htp --player mcts:model=data/runs/cpu,visits=400

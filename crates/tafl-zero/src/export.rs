@@ -88,6 +88,14 @@ pub struct BundleSearch {
     /// Leaves gathered per network call.
     #[serde(default = "default_batch")]
     pub batch: usize,
+    /// Plies of the alpha-beta check of each chosen move ([`MctsPlayer::with_guard`]); 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub guard: u32,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn default_batch() -> usize {
@@ -264,7 +272,7 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
         variant: meta.variant.clone(),
         encoding_version: meta.encoding_version,
         net: BundleNet { name: config.name(), board_size: config.board_size, input_planes: config.input_planes, blocks: config.blocks, channels: config.channels },
-        search: BundleSearch { visits: options.visits, time_per_move: options.time_per_move.map(format_duration), gumbel: options.gumbel, batch: options.batch.max(1) },
+        search: BundleSearch { visits: options.visits, time_per_move: options.time_per_move.map(format_duration), gumbel: options.gumbel, batch: options.batch.max(1), guard: 0 },
         source: Some(BundleSource {
             run: fs::canonicalize(run.root()).unwrap_or_else(|_| run.root().to_path_buf()).display().to_string(),
             model: id.to_string(),
@@ -357,7 +365,7 @@ pub fn read_manifest(dir: &Path) -> Result<BundleManifest, ZeroError> {
 }
 
 /// The keys a bundle spec (`DIR:visits=800`) takes as overrides.
-pub const BUNDLE_KEYS: [&str; 6] = ["visits", "batch", "gumbel", "cache", "seed", "time"];
+pub const BUNDLE_KEYS: [&str; 7] = ["visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
 
 /// An MCTS player with a default time per move.
 struct BundlePlayer<P> {
@@ -400,6 +408,7 @@ pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Pat
     let batch = spec.u64("batch")?.map_or(s.batch, |b| b as usize);
     let cache = spec.u64("cache")?.unwrap_or(0) as usize;
     let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
+    let guard = spec.u64("guard")?.map_or(s.guard, |g| u32::try_from(g).unwrap_or(u32::MAX));
     let gumbel = match spec.get("gumbel") {
         None => s.gumbel,
         Some("true" | "yes" | "1") => true,
@@ -412,7 +421,7 @@ pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Pat
     };
     let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
     let net = factory.evaluator(&dir.join(WEIGHTS), cache).map_err(build)?;
-    let player = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed);
+    let player = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed).with_guard(guard);
     Ok(Box::new(BundlePlayer { name: spec.name.clone(), time, inner: player }))
 }
 

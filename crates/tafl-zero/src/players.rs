@@ -3,7 +3,7 @@
 //! `builtin[:visits=N,...]`: the player that ships with tafl ([`crate::builtin`]), with the keys
 //! of a bundle spec as overrides.
 //!
-//! `mcts:model=PATH[,visits=N][,batch=N][,gumbel=BOOL][,cache=N][,seed=N][,time=DUR]`:
+//! `mcts:model=PATH[,visits=N][,batch=N][,gumbel=BOOL][,cache=N][,seed=N][,time=DUR][,guard=PLIES]`:
 //! an MCTS player guided by the checkpoint at `PATH` (a checkpoint directory, or a run directory,
 //! whose `models/best` is used). `model=none` searches with uniform priors. Without noise and
 //! with temperature 0: the strongest play. Every other kind goes to
@@ -23,7 +23,7 @@ use tafl_rules::Variant;
 use tafl_search::{MctsPlayer, Player, SearchParams, UniformEvaluator};
 
 /// The keys an `mcts` spec takes.
-pub const MCTS_KEYS: [&str; 7] = ["model", "visits", "batch", "gumbel", "cache", "seed", "time"];
+pub const MCTS_KEYS: [&str; 8] = ["model", "visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
 
 /// The kinds [`ZeroFactory`] knows.
 pub const KINDS: &str = "builtin, mcts, random, alphabeta, htp";
@@ -94,6 +94,7 @@ impl ZeroFactory {
         let batch = spec.u64("batch")?.unwrap_or(8) as usize;
         let cache = spec.u64("cache")?.unwrap_or(0) as usize;
         let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
+        let guard = u32::try_from(spec.u64("guard")?.unwrap_or(0)).unwrap_or(u32::MAX);
         let gumbel = match spec.get("gumbel") {
             None | Some("true" | "yes" | "1") => true,
             Some("false" | "no" | "0") => false,
@@ -102,10 +103,10 @@ impl ZeroFactory {
         let base = if gumbel { SearchParams::gumbel(visits as u32) } else { SearchParams::puct(visits as u32) };
         let params = base.for_play();
         if model == "none" {
-            return Ok(Box::new(Named(spec.name.clone(), MctsPlayer::new(UniformEvaluator, params).with_batch(batch).with_seed(seed))));
+            return Ok(Box::new(Named(spec.name.clone(), MctsPlayer::new(UniformEvaluator, params).with_batch(batch).with_seed(seed).with_guard(guard))));
         }
         let net = self.evaluator(Path::new(model), cache).map_err(|message| SpecError::Build { spec: spec.name.clone(), message })?;
-        Ok(Box::new(Named(spec.name.clone(), MctsPlayer::new(net, params).with_batch(batch).with_seed(seed))))
+        Ok(Box::new(Named(spec.name.clone(), MctsPlayer::new(net, params).with_batch(batch).with_seed(seed).with_guard(guard))))
     }
 }
 

@@ -182,25 +182,23 @@ fn format_duration(d: Duration) -> String {
     if ms.is_multiple_of(1000) && ms > 0 { format!("{}s", ms / 1000) } else { format!("{ms}ms") }
 }
 
-impl Player for AlphaBeta {
-    fn name(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(d) = self.limits.depth {
-            parts.push(format!("depth={d}"));
+impl AlphaBeta {
+    /// Whether the side to move in `game` wins by force within `depth` plies (and the search's
+    /// extensions): a proof, not a judgement. The MCTS guard asks it of the position after each
+    /// move it considers ([`crate::MctsPlayer::with_guard`]). A game already decided answers
+    /// by its winner.
+    pub fn wins_by_force(&mut self, game: &Game, depth: u32) -> bool {
+        match game.outcome() {
+            Outcome::Ongoing => {}
+            Outcome::Decided { winner, .. } => return winner == game.position().side_to_move(),
+            Outcome::Draw { .. } => return false,
         }
-        if let Some(n) = self.limits.nodes {
-            parts.push(format!("nodes={n}"));
-        }
-        if let Some(t) = self.limits.time {
-            parts.push(format!("time={}", format_duration(t)));
-        }
-        if parts.is_empty() {
-            parts.push(format!("depth={DEFAULT_DEPTH}"));
-        }
-        format!("alphabeta:{}", parts.join(","))
+        let limits = Limits { depth: Some(depth), ..Limits::default() };
+        self.search(game, &limits).is_ok_and(|(_, score)| score.is_some_and(|s| s > WIN_BOUND))
     }
 
-    fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
+    /// The move and, when an iteration finished, the score of the side to move.
+    fn search(&mut self, game: &Game, limits: &Limits) -> Result<(MoveChoice, Option<Score>), PlayerError> {
         let start = self.clock.now();
         let moves = game.legal_moves();
         if moves.is_empty() {
@@ -245,6 +243,29 @@ impl Player for AlphaBeta {
             time.map(|t| start + t.mul_f32(SOFT_TIME)),
             &moves,
         ))
+    }
+}
+
+impl Player for AlphaBeta {
+    fn name(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = self.limits.depth {
+            parts.push(format!("depth={d}"));
+        }
+        if let Some(n) = self.limits.nodes {
+            parts.push(format!("nodes={n}"));
+        }
+        if let Some(t) = self.limits.time {
+            parts.push(format!("time={}", format_duration(t)));
+        }
+        if parts.is_empty() {
+            parts.push(format!("depth={DEFAULT_DEPTH}"));
+        }
+        format!("alphabeta:{}", parts.join(","))
+    }
+
+    fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
+        self.search(game, limits).map(|(choice, _)| choice)
     }
 
     fn new_game(&mut self) {
@@ -306,7 +327,7 @@ struct Search<'a> {
 
 impl Search<'_> {
     /// Iterative deepening up to `max_depth`; a new iteration starts only before `soft_deadline`.
-    fn iterate(&mut self, max_depth: u32, soft_deadline: Option<Instant>, root_moves: &[Move]) -> MoveChoice {
+    fn iterate(&mut self, max_depth: u32, soft_deadline: Option<Instant>, root_moves: &[Move]) -> (MoveChoice, Option<Score>) {
         let mut best: Option<(Score, Vec<Move>, u32)> = None;
         for depth in 1..=max_depth {
             // Each extension searches every move of its side, so a path gets at most two.
@@ -331,10 +352,11 @@ impl Search<'_> {
         }
         match best {
             Some((score, pv, depth)) => {
-                MoveChoice { mv: pv[0], value: Some((score as f32 / VALUE_SCALE).tanh()), pv, depth, nodes: self.nodes }
+                let value = Some((score as f32 / VALUE_SCALE).tanh());
+                (MoveChoice { mv: pv[0], value, pv, depth, nodes: self.nodes }, Some(score))
             }
             // Aborted inside the first iteration before any move was scored.
-            None => MoveChoice { nodes: self.nodes, ..MoveChoice::just(root_moves[0]) },
+            None => (MoveChoice { nodes: self.nodes, ..MoveChoice::just(root_moves[0]) }, None),
         }
     }
 

@@ -3,10 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tafl_rules::Game;
+use tafl_rules::{Game, Move};
 
 use super::params::SearchParams;
 use super::search::{Search, SearchResult};
+use super::tree::Proof;
+use crate::alphabeta::AlphaBeta;
 use crate::clock::{Clock, WallClock};
 use crate::evaluator::Evaluator;
 use crate::player::{Limits, MoveChoice, Player, PlayerError};
@@ -20,14 +22,37 @@ pub struct MctsPlayer<E: Evaluator> {
     seed: u64,
     search: Option<Search>,
     clock: Arc<dyn Clock>,
+    guard: Option<Guard>,
 }
+
+/// The tactical check of the move a search chose: an alpha-beta search of the position after it,
+/// which must not find a forced win for the opponent. The net misjudges short forcing lines (a
+/// king that reaches two escape lines in three plies, say) that a shallow full-width search
+/// sees at once; a move it proves lost is replaced by the search's next best.
+struct Guard {
+    depth: u32,
+    alphabeta: AlphaBeta,
+}
+
+/// How many of the search's moves the guard looks at, best first, before it gives up and plays
+/// the search's choice.
+const GUARD_MOVES: usize = 16;
 
 impl<E: Evaluator> MctsPlayer<E> {
     /// A player searching with `evaluator` and `params` (visits are the default limit), one leaf
     /// per evaluator call and seed 0.
     #[must_use]
     pub fn new(evaluator: E, params: SearchParams) -> MctsPlayer<E> {
-        MctsPlayer { evaluator, params, batch: 1, seed: 0, search: None, clock: Arc::new(WallClock) }
+        MctsPlayer { evaluator, params, batch: 1, seed: 0, search: None, clock: Arc::new(WallClock), guard: None }
+    }
+
+    /// Checks each chosen move with an alpha-beta search of `depth` plies after it (0: no check):
+    /// a move after which the opponent wins by force within them is replaced by the search's
+    /// next best move that it does not prove lost.
+    #[must_use]
+    pub fn with_guard(mut self, depth: u32) -> MctsPlayer<E> {
+        self.guard = (depth > 0).then(|| Guard { depth, alphabeta: AlphaBeta::with_depth(depth).tt_mib(4) });
+        self
     }
 
     /// Gathers up to `batch` leaves from the tree per evaluator call (virtual loss).
@@ -85,7 +110,8 @@ impl<E: Evaluator> MctsPlayer<E> {
 impl<E: Evaluator> Player for MctsPlayer<E> {
     fn name(&self) -> String {
         let kind = if self.params.use_gumbel { "gumbel" } else { "puct" };
-        format!("mcts:{kind},visits={}", self.params.visits)
+        let guard = self.guard.as_ref().map_or(String::new(), |g| format!(",guard={}", g.depth));
+        format!("mcts:{kind},visits={}{guard}", self.params.visits)
     }
 
     fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
@@ -116,7 +142,8 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
         }
         let result = search.result();
         self.search = Some(search);
-        let mv = result.best_move.ok_or(PlayerError::NoMoves)?;
+        let chosen = result.best_move.ok_or(PlayerError::NoMoves)?;
+        let mv = self.guarded(game, chosen, &result);
         let mut pv = result.pv;
         if pv.first() != Some(&mv) {
             pv = vec![mv];
@@ -126,5 +153,29 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
 
     fn new_game(&mut self) {
         self.search = None;
+        if let Some(guard) = &mut self.guard {
+            guard.alphabeta.new_game();
+        }
+    }
+}
+
+impl<E: Evaluator> MctsPlayer<E> {
+    /// `chosen`, or with a guard and `chosen` proven lost, the first of the search's other moves
+    /// (most visited first) that the guard does not prove lost; `chosen` when all it looks at are.
+    pub(crate) fn guarded(&mut self, game: &Game, chosen: Move, result: &SearchResult) -> Move {
+        let Some(guard) = &mut self.guard else { return chosen };
+        if result.proof == Some(Proof::Win) {
+            return chosen;
+        }
+        let mut ranked: Vec<(Move, f32)> = result.improved_policy.iter().copied().filter(|&(m, _)| m != chosen).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let candidates = std::iter::once(chosen).chain(ranked.into_iter().map(|(m, _)| m)).take(GUARD_MOVES);
+        for mv in candidates {
+            let mut next = game.clone();
+            if next.play(mv).is_ok() && !guard.alphabeta.wins_by_force(&next, guard.depth) {
+                return mv;
+            }
+        }
+        chosen
     }
 }

@@ -542,3 +542,63 @@ fn gumbel_targets_give_moves_proven_lost_no_mass_and_rescale_q() {
     }
     assert!(checked >= 5, "{checked} positions with both lost and open moves");
 }
+
+/// Defenders to move. The king on c5 has attackers on b5, d5 and c4: c9-c6 would capture him.
+/// The other defender, boxed in on j10, can only go to j11, which leaves the king to it; the
+/// king's own moves up the c-file (c6, c7, c8) escape the net.
+const KING_TRAP: &str = "11/8ada/2a6a1/11/11/11/1aka7/2a8/11/11/11 d";
+
+/// A search result that chose `chosen` with all the policy on it.
+fn chose(game: &Game, chosen: Move) -> SearchResult {
+    let improved_policy = game.legal_moves().iter().map(|&m| (m, if m == chosen { 1.0 } else { 0.0 })).collect();
+    SearchResult { best_move: Some(chosen), improved_policy, root_value: 0.0, best_value: 0.0, visits: 0, root_visits: 0, proof: None, pv: vec![chosen] }
+}
+
+#[test]
+fn the_guard_replaces_a_move_it_proves_lost() {
+    // The search itself sees a capture one ply away (its root's children are checked), so the
+    // guard is handed the search's choice directly: a net sure of j10-j11.
+    let trap = mv("j10-j11");
+    let start = game(KING_TRAP);
+    let mut after = start.clone();
+    after.play(trap).expect("legal");
+    assert!(crate::AlphaBeta::with_depth(1).wins_by_force(&after, 1), "c9-c6 captures the king");
+    let mut unguarded = MctsPlayer::new(UniformEvaluator, SearchParams::puct(0));
+    assert_eq!(unguarded.guarded(&start, trap, &chose(&start, trap)), trap, "no guard, no change");
+    for depth in [1, 3] {
+        let mut player = MctsPlayer::new(UniformEvaluator, SearchParams::puct(0)).with_guard(depth);
+        let chosen = player.guarded(&start, trap, &chose(&start, trap));
+        assert_eq!(chosen.from, parse_square("c5", 11).expect("square"), "{chosen}: a king move at depth {depth}");
+        let mut next = start.clone();
+        next.play(chosen).expect("legal");
+        assert!(!crate::AlphaBeta::with_depth(3).wins_by_force(&next, 3), "{chosen} is lost too");
+        // A search that proved its move wins is not second-guessed.
+        let proven = SearchResult { proof: Some(Proof::Win), ..chose(&start, trap) };
+        assert_eq!(player.guarded(&start, trap, &proven), trap);
+    }
+}
+
+#[test]
+fn the_guard_keeps_a_move_that_is_not_lost_and_a_proven_win() {
+    // The king on d1 escapes at once: nothing to guard against.
+    let mut player = MctsPlayer::new(UniformEvaluator, SearchParams::puct(16).for_play()).with_guard(3);
+    let chosen = player.choose(&game(ESCAPE), &Limits::default()).expect("a move").mv;
+    assert!(is_corner_escape(chosen), "{chosen}");
+    // In the threat, only the two blocks are not lost, and the guard keeps the search's block.
+    let mut player = MctsPlayer::new(UniformEvaluator, SearchParams::puct(32).for_play()).with_guard(2);
+    let chosen = player.choose(&game(THREAT), &Limits::default()).expect("a move").mv;
+    assert!([mv("c8-c1"), mv("b4-b1")].contains(&chosen), "{chosen}");
+    assert_eq!(player.name(), "mcts:puct,visits=32,guard=2");
+}
+
+#[test]
+fn wins_by_force_proves_escapes_and_forks_and_nothing_else() {
+    let mut ab = crate::AlphaBeta::with_depth(3);
+    assert!(ab.wins_by_force(&game(ESCAPE), 1), "the king escapes in one");
+    assert!(ab.wins_by_force(&game(FORK), 3), "the fork wins in three");
+    let mut blocked = game(THREAT_AND_FORK);
+    blocked.play(mv("c8-c1")).expect("legal");
+    assert!(ab.wins_by_force(&blocked, 3), "d1-d11 forks a11 and k11");
+    assert!(!ab.wins_by_force(&game(CAPTURE), 3), "a capture is not a win");
+    assert!(!ab.wins_by_force(&Game::new(Variant::copenhagen()), 2), "nor is the start");
+}
