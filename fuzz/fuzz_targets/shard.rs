@@ -10,23 +10,15 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use rand::SeedableRng;
 use tafl_rules::Variant;
-use tafl_zero::shard::{ShardExpect, ShardHeader, decode_shard, fnv1a};
+use tafl_zero::shard::{ShardExpect, ShardHeader, decode_shard, frame_payload};
 
 const PATH: &str = "fuzz.shard";
 
 fn wrapped(variant: &Variant, payload: &[u8]) -> Vec<u8> {
     let mut header = ShardHeader::new(variant, 1, "m000000".into());
-    header.format_version = tafl_zero::shard::SHARD_FORMAT_VERSION;
-    header.payload_len = payload.len() as u64;
-    header.checksum = fnv1a(payload);
     // The sample count is the payload's leading length, when there is one.
     header.count = payload.get(..8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
-    let head = bincode::serialize(&header).unwrap_or_default();
-    let mut bytes = tafl_zero::shard::MAGIC.to_vec();
-    bytes.extend_from_slice(&(head.len() as u32).to_le_bytes());
-    bytes.extend_from_slice(&head);
-    bytes.extend_from_slice(payload);
-    bytes
+    frame_payload(Path::new(PATH), header, payload).unwrap_or_default()
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -111,6 +111,10 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ 
     move |source| CheckpointError::Io { path: path.to_path_buf(), source }
 }
 
+fn read(path: &Path) -> Result<Vec<u8>, CheckpointError> {
+    fs::read(path).map_err(io_error(path))
+}
+
 /// Length and digest of one binary file of a checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileDigest {
@@ -333,8 +337,7 @@ fn check_digest(path: &Path, bytes: Vec<u8>, digest: Option<FileDigest>) -> Resu
 /// I/O, JSON, format-version, variant and encoding-version errors.
 pub fn read_meta(dir: &Path, expected: &Expected) -> Result<CheckpointMeta, CheckpointError> {
     let path = dir.join(META);
-    let bytes = fs::read(&path).map_err(io_error(&path))?;
-    decode_meta(&path, &bytes, expected)
+    decode_meta(&path, &read(&path)?, expected)
 }
 
 fn decode_meta(path: &Path, bytes: &[u8], expected: &Expected) -> Result<CheckpointMeta, CheckpointError> {
@@ -382,13 +385,9 @@ fn check_config(config: &TaflNetConfig, weights_len: usize, path: &Path) -> Resu
 /// Any [`CheckpointError`]: missing or unreadable files, a checkpoint for another variant or
 /// encoding, truncated or corrupt weights, weights that do not fit the config.
 pub fn load(dir: &Path, expected: &Expected, device: &Device) -> Result<Checkpoint, CheckpointError> {
-    let read = |name: &str| {
-        let path = dir.join(name);
-        fs::read(&path).map_err(io_error(&path))
-    };
-    let meta = read(META)?;
-    decode_meta(&dir.join(META), &meta, expected)?;
-    decode(dir, CheckpointFiles { meta, config: read(CONFIG)?, weights: read(WEIGHTS)? }, expected, device)
+    // The meta first: a foreign checkpoint is named as such before its other files are read.
+    let meta = read_meta(dir, expected)?;
+    build(dir, meta, read(&dir.join(CONFIG))?, read(&dir.join(WEIGHTS))?, device)
 }
 
 /// The bytes of the files a checkpoint's net is built from.
@@ -409,14 +408,19 @@ pub struct CheckpointFiles {
 /// As [`load`], less the I/O errors.
 pub fn decode(dir: &Path, files: CheckpointFiles, expected: &Expected, device: &Device) -> Result<Checkpoint, CheckpointError> {
     let meta = decode_meta(&dir.join(META), &files.meta, expected)?;
+    build(dir, meta, files.config, files.weights, device)
+}
+
+/// The net of a checked `meta` and the bytes of its config and weights.
+fn build(dir: &Path, meta: CheckpointMeta, config: Vec<u8>, weights: Vec<u8>, device: &Device) -> Result<Checkpoint, CheckpointError> {
     let config_path = dir.join(CONFIG);
     let config_bytes = match meta.config {
-        Some(digest) => check_digest(&config_path, files.config, Some(digest))?,
-        None => files.config,
+        Some(digest) => check_digest(&config_path, config, Some(digest))?,
+        None => config,
     };
     let config: TaflNetConfig = parse_json(&config_path, &config_bytes)?;
     let path = dir.join(WEIGHTS);
-    let bytes = check_digest(&path, files.weights, meta.weights)?;
+    let bytes = check_digest(&path, weights, meta.weights)?;
     check_config(&config, bytes.len(), &config_path)?;
     // Burn checks each tensor's shape but takes its dtype from the record, and a float parameter
     // given integer data panics at the first use: cast every tensor to the module's dtype.
@@ -442,7 +446,7 @@ pub fn load_optimizer(
         return Ok(None);
     }
     let path = dir.join(OPTIMIZER);
-    let bytes = check_digest(&path, fs::read(&path).map_err(io_error(&path))?, meta.optimizer)?;
+    let bytes = check_digest(&path, read(&path)?, meta.optimizer)?;
     let record = OptimizerRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(weights_error(&path))?;
     Ok(Some(optim.load_record(record)))
 }

@@ -236,18 +236,28 @@ pub fn write_shard(path: &Path, header: ShardHeader, samples: &[Sample]) -> Resu
 /// # Errors
 /// Encoding errors.
 pub fn encode_shard(path: &Path, mut header: ShardHeader, samples: &[Sample]) -> Result<Vec<u8>, ShardError> {
-    let invalid = |reason: String| ShardError::Invalid { path: path.to_path_buf(), reason };
-    let payload = bincode::serialize(samples).map_err(|e| invalid(e.to_string()))?;
-    header.format_version = SHARD_FORMAT_VERSION;
+    let payload = bincode::serialize(samples).map_err(|e| ShardError::Invalid { path: path.to_path_buf(), reason: e.to_string() })?;
     header.count = samples.len() as u64;
+    frame_payload(path, header, &payload)
+}
+
+/// A shard's bytes around an already encoded `payload`: `header` with the version, length and
+/// checksum filled in (its sample count is the caller's). The fuzz target frames arbitrary
+/// payloads with it, to reach the sample decoder past the checksum.
+///
+/// # Errors
+/// Encoding errors.
+pub fn frame_payload(path: &Path, mut header: ShardHeader, payload: &[u8]) -> Result<Vec<u8>, ShardError> {
+    let invalid = |reason: String| ShardError::Invalid { path: path.to_path_buf(), reason };
+    header.format_version = SHARD_FORMAT_VERSION;
     header.payload_len = payload.len() as u64;
-    header.checksum = fnv1a(&payload);
+    header.checksum = fnv1a(payload);
     let head = bincode::serialize(&header).map_err(|e| invalid(e.to_string()))?;
     let mut bytes = Vec::with_capacity(12 + head.len() + payload.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&u32::try_from(head.len()).map_err(|e| invalid(e.to_string()))?.to_le_bytes());
     bytes.extend_from_slice(&head);
-    bytes.extend_from_slice(&payload);
+    bytes.extend_from_slice(payload);
     Ok(bytes)
 }
 
