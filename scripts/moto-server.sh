@@ -12,7 +12,8 @@
 #
 # The tests read the endpoint from TAFL_TEST_S3_ENDPOINT and skip themselves (with a message) when
 # it is unset; this script sets it, and fails if they did not run. They also stop and restart the
-# server (storage down for a while): TAFL_TEST_S3_RESTART names a command that does it.
+# server (storage down for a while): TAFL_TEST_S3_RESTART names a command that does it
+# (`$TAFL_TEST_S3_RESTART stop`, then `$TAFL_TEST_S3_RESTART start BUCKET`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=5.2.5
@@ -66,13 +67,15 @@ case "${1:-test}" in
     exec "$moto" -H 127.0.0.1 -p "${PORT:-$(free_port)}"
     ;;
   restart-helper)
-    # Called by the tests: stop moto for $3 seconds, start it again on the same port and make
-    # the bucket $4 again (moto keeps everything in memory).
+    # Called by the tests: `restart-helper STATE stop` stops moto; `restart-helper STATE start
+    # BUCKET` starts it again on the same port and makes the bucket again (moto keeps everything
+    # in memory). Apart, so that a test keeps the storage down until a worker has met the outage.
     state="$2"; port="$(cat "$state/port")"
-    stop_moto
-    sleep "$3"
-    start_moto
-    curl -sf -X PUT "http://127.0.0.1:$port/$4" >/dev/null
+    case "$3" in
+      stop) stop_moto ;;
+      start) start_moto; curl -sf -X PUT "http://127.0.0.1:$port/$4" >/dev/null ;;
+      *) echo "usage: $0 restart-helper STATE stop|start BUCKET" >&2; exit 2 ;;
+    esac
     ;;
   test)
     install

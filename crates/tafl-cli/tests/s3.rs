@@ -226,6 +226,24 @@ fn a_wrong_endpoint_or_bucket_is_one_clear_error() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The files in the local spools under `dir` (the workers' caches), as paths.
+fn spooled(dir: &Path) -> Vec<String> {
+    fn walk(dir: &Path, in_spool: bool, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let spool = in_spool || entry.file_name() == ".spool";
+            if path.is_dir() {
+                walk(&path, spool, out);
+            } else if spool {
+                out.push(path.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, false, &mut out);
+    out
+}
+
 #[test]
 fn storage_down_for_a_while_keeps_workers_playing() {
     let Some(endpoint) = endpoint("storage_down_for_a_while_keeps_workers_playing") else { return };
@@ -233,44 +251,63 @@ fn storage_down_for_a_while_keeps_workers_playing() {
         println!("storage_down_for_a_while_keeps_workers_playing skipped: TAFL_TEST_S3_RESTART is unset");
         return;
     };
-    let down: u64 = std::env::var("TAFL_TEST_S3_DOWN_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
+    let helper = |args: &str| {
+        let status = Command::new("sh").arg("-c").arg(format!("{restart} {args}")).status().unwrap();
+        assert!(status.success(), "{restart} {args}");
+    };
     let bucket = bucket(&endpoint, "down");
     let dir = scratch("down");
     let run = format!("s3://{bucket}/r");
     let config = config(&dir);
-    let text = std::fs::read_to_string(&config).unwrap().replace("shard-games = 8", "shard-games = 2");
+    // Small shards from few games at once, so that shards keep coming rather than in bursts.
+    let text = std::fs::read_to_string(&config).unwrap().replace("shard-games = 8", "shard-games = 2").replace("games-in-flight = 32", "games-in-flight = 4");
     std::fs::write(&config, text).unwrap();
     let mut worker = tafl("w", &dir)
         .args(["selfplay", "--config", config.to_str().unwrap(), "--run", &run, "--games", "100000", "--quiet"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The worker's messages, read as they come (a full pipe would stop it).
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let (log, mut pipe) = (log.clone(), worker.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut pipe, &mut buf) {
+                log.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
     let store = Location::parse(&run).unwrap().open().unwrap();
+    // Liveness bounds, not speed tests: each waits for something the worker must do.
     let wait_for = |what: &str, f: &dyn Fn() -> bool| {
         let started = Instant::now();
         while !f() {
-            assert!(started.elapsed() < Duration::from_secs(300), "waited 5 minutes for {what}");
+            assert!(started.elapsed() < Duration::from_secs(300), "waited 5 minutes for {what}: {}", log.lock().unwrap());
             std::thread::sleep(Duration::from_millis(200));
         }
     };
+    let millis = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     wait_for("a first shard", &|| !keys(store.as_ref(), "selfplay/", ".bin").is_empty());
-    // moto keeps everything in memory: the helper stops it, waits, starts it and makes the
-    // bucket again. Shards played meanwhile must arrive from the worker's spool.
-    let stopped_at = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis()) as u64;
-    let status = Command::new("sh").arg("-c").arg(format!("{restart} {down} {bucket}")).status().unwrap();
-    assert!(status.success());
-    let back_at = stopped_at + down * 1000;
-    let played_while_down = || {
-        store.list("selfplay/").unwrap_or_default().iter().filter(|k| k.ends_with(".bin")).any(|k| {
+    // The storage stays down until the worker has played a shard it could not upload: a fixed
+    // outage would hold no shard on a slow machine.
+    helper("stop");
+    let stopped_at = millis();
+    let played_while_down = |names: Vec<String>, back_at: u64| {
+        names.iter().filter(|k| k.ends_with(".bin")).any(|k| {
             let stem = k.rsplit('/').next().unwrap_or("");
-            stem.split('-').next().and_then(|ms| ms.parse::<u64>().ok()).is_some_and(|ms| ms > stopped_at + 1000 && ms < back_at)
+            stem.split('-').next().and_then(|ms| ms.parse::<u64>().ok()).is_some_and(|ms| ms > stopped_at && ms < back_at)
         })
     };
-    wait_for("a shard played while the storage was down", &played_while_down);
-    assert!(worker.try_wait().unwrap().is_none(), "the worker stopped");
+    wait_for("the worker to keep a shard played after the stop in its spool", &|| played_while_down(spooled(&dir), u64::MAX));
+    let back_at = millis();
+    helper(&format!("start {bucket}"));
+    wait_for("a shard played while the storage was down", &|| played_while_down(store.list("selfplay/").unwrap_or_default(), back_at));
+    assert!(worker.try_wait().unwrap().is_none(), "the worker stopped: {}", log.lock().unwrap());
     worker.kill().unwrap();
-    let out = worker.wait_with_output().unwrap();
-    assert!(stderr(&out).contains("wait in the local spool"), "{}", stderr(&out));
+    worker.wait().unwrap();
+    reader.join().unwrap();
+    assert!(log.lock().unwrap().contains("wait in the local spool"), "{}", log.lock().unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
