@@ -136,6 +136,26 @@ pub struct SelfPlayConfig {
     pub cache_size: usize,
     /// The search (the `visits` key is replaced by `full-visits` and `fast-visits`).
     pub search: SearchParams,
+    /// A player spec (e.g. `alphabeta:depth=3`) that takes one side in an
+    /// `opponent-fraction` of the games; empty: none. Only the network's side gives samples, so
+    /// its moves learn from games against a defence (or attack) it did not make itself.
+    pub opponent: String,
+    /// The fraction of games the opponent plays.
+    pub opponent_fraction: f64,
+    /// The opponent's side in its games: `attackers`, `defenders` or `either` (drawn per game).
+    pub opponent_side: OpponentSide,
+}
+
+/// `opponent-side` of `[selfplay]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpponentSide {
+    /// The opponent plays the attackers.
+    Attackers,
+    /// The opponent plays the defenders.
+    Defenders,
+    /// Drawn per game.
+    Either,
 }
 
 impl Default for SelfPlayConfig {
@@ -156,6 +176,9 @@ impl Default for SelfPlayConfig {
             resign_playout_fraction: 0.1,
             cache_size: 0,
             search: SearchParams { use_gumbel: true, gumbel_k: 16, ..SearchParams::default() },
+            opponent: String::new(),
+            opponent_fraction: 0.0,
+            opponent_side: OpponentSide::Either,
         }
     }
 }
@@ -460,6 +483,15 @@ impl RunConfig {
         if s.max_plies == 0 {
             return bad("selfplay.max-plies", "must be above 0");
         }
+        if !(0.0..=1.0).contains(&s.opponent_fraction) {
+            return bad("selfplay.opponent-fraction", "must be in [0, 1]");
+        }
+        if !s.opponent.is_empty() && s.opponent.parse::<tafl_arena::PlayerSpec>().is_err() {
+            return bad("selfplay.opponent", "is not a player spec (e.g. `alphabeta:depth=3`)");
+        }
+        if s.opponent.is_empty() && s.opponent_fraction > 0.0 {
+            return bad("selfplay.opponent-fraction", "is above 0 but selfplay.opponent is empty");
+        }
         let o = &self.optimize;
         if o.batch_size == 0 {
             return bad("optimize.batch-size", "must be above 0");
@@ -578,5 +610,20 @@ mod tests {
         assert!(e.contains("optimize.resume-every-seconds"), "{e}");
         let e = RunConfig::from_toml("[warm-start]\nrecords = [\"human\"]\nsteps = 0\n").unwrap_err().to_string();
         assert!(e.contains("warm-start.steps"), "{e}");
+    }
+
+    #[test]
+    fn a_selfplay_opponent_is_checked_by_key() {
+        let config = RunConfig::from_toml("[selfplay]\nopponent = \"alphabeta:depth=3\"\nopponent-fraction = 0.25\nopponent-side = \"defenders\"\n").unwrap();
+        assert_eq!((config.selfplay.opponent_fraction, config.selfplay.opponent_side), (0.25, OpponentSide::Defenders));
+        for (text, key) in [
+            ("opponent = \"alphabeta:depth=3\"\nopponent-fraction = 1.5", "selfplay.opponent-fraction"),
+            ("opponent-fraction = 0.5", "selfplay.opponent-fraction"),
+            ("opponent = \":depth=3\"\nopponent-fraction = 0.5", "selfplay.opponent"),
+            ("opponent-side = \"kings\"", "opponent-side"),
+        ] {
+            let e = RunConfig::from_toml(&format!("[selfplay]\n{text}\n")).unwrap_err().to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
     }
 }

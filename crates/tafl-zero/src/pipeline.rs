@@ -141,13 +141,14 @@ impl Run {
         let mut buffer: Vec<FinishedGame> = Vec::new();
         let mut written = 0u32;
         let mut error: Option<ZeroError> = None;
+        let against = |g: &FinishedGame| g.opponent.map_or(String::new(), |side| format!(", {} as the {side}", sp.opponent));
         let mut flush = |buffer: &mut Vec<FinishedGame>| -> Result<(), ZeroError> {
             if buffer.is_empty() {
                 return Ok(());
             }
             written += 1;
             let stem = shard_stem(written);
-            let records: String = buffer.iter().map(|g| format!("# {best} {} {} plies\n{}\n", g.reason, g.plies, g.record)).collect();
+            let records: String = buffer.iter().map(|g| format!("# {best} {} {} plies{}\n{}\n", g.reason, g.plies, against(g), g.record)).collect();
             self.dir.put_object(&format!("selfplay/{best}/{stem}.csv"), records.as_bytes())?;
             let samples: Vec<_> = buffer.iter().flat_map(|g| g.samples.iter().cloned()).collect();
             let header = ShardHeader::new(self.variant, buffer.len() as u64, best.clone());
@@ -186,7 +187,12 @@ impl Run {
             );
             !observer.should_stop()
         };
-        let stats = SelfPlay::new(self.variant, sp, seed).play(&evaluator, games, &mut on_game, &mut on_step);
+        let mut selfplay = SelfPlay::new(self.variant, sp, seed);
+        if !sp.opponent.is_empty() && sp.opponent_fraction > 0.0 {
+            let spec: tafl_arena::PlayerSpec = sp.opponent.parse().map_err(|e| ZeroError::Arena(format!("selfplay.opponent `{}`: {e}", sp.opponent)))?;
+            selfplay = selfplay.with_opponent(spec, &self.factory).map_err(|e| ZeroError::Arena(format!("selfplay.opponent `{}`: {e}", sp.opponent)))?;
+        }
+        let stats = selfplay.play(&evaluator, games, &mut on_game, &mut on_step);
         observer.finish();
         if let Some(e) = error {
             return Err(e);
@@ -215,6 +221,12 @@ impl Run {
             stats.false_resignations,
             stats.playouts_with_resign
         ));
+        if stats.opponent_games > 0 {
+            observer.info(&format!(
+                "selfplay {best}: against {}: {} games, the net won {} and drew {}",
+                sp.opponent, stats.opponent_games, stats.opponent_net_wins, stats.opponent_draws
+            ));
+        }
         Ok(stats)
     }
 

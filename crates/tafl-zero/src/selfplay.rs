@@ -15,16 +15,21 @@
 //!   resigns, except in a `resign-playout-fraction` of the games, which are played out to count
 //!   how often resigning would have been wrong.
 //! * **Length cap**: at `max-plies` the game stops as a draw.
+//! * **An opponent** (`opponent`, `opponent-fraction`, `opponent-side`): in a fraction of the
+//!   games another player (alpha-beta, say) takes one side and only the network's side gives
+//!   samples. Self-play alone teaches a side to beat the network's own play; a net whose attack
+//!   beats its own defence and no other learns here against a defence it did not make.
 
 use std::fmt::Write as _;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use tafl_arena::{PlayerFactory, PlayerSpec, SpecError};
 use tafl_rules::{Game, Move, Outcome, Side, Variant};
 use tafl_search::mcts::{Search, SearchParams, step_searches};
-use tafl_search::Evaluator;
+use tafl_search::{Evaluator, Limits, Player};
 
-use crate::config::SelfPlayConfig;
+use crate::config::{OpponentSide, SelfPlayConfig};
 use crate::shard::Sample;
 
 /// A finished self-play game.
@@ -43,6 +48,8 @@ pub struct FinishedGame {
     /// In a played-out game: the side that would have resigned, and whether that was wrong
     /// (it did not lose).
     pub false_resignation: Option<bool>,
+    /// The side the opponent played, in a game against it.
+    pub opponent: Option<Side>,
 }
 
 /// Totals of a self-play session.
@@ -74,6 +81,12 @@ pub struct SelfPlayStats {
     pub false_resignations: u64,
     /// Sum of the game lengths in plies.
     pub plies: u64,
+    /// Games against the opponent.
+    pub opponent_games: u64,
+    /// Of those, games the network's side won.
+    pub opponent_net_wins: u64,
+    /// Of those, drawn games.
+    pub opponent_draws: u64,
 }
 
 impl SelfPlayStats {
@@ -93,6 +106,14 @@ impl SelfPlayStats {
         if let Some(wrong) = game.false_resignation {
             self.playouts_with_resign += 1;
             self.false_resignations += u64::from(wrong);
+        }
+        if let Some(opponent) = game.opponent {
+            self.opponent_games += 1;
+            match game.winner {
+                None => self.opponent_draws += 1,
+                Some(w) if w != opponent => self.opponent_net_wins += 1,
+                Some(_) => {}
+            }
         }
     }
 
@@ -119,6 +140,9 @@ impl SelfPlayStats {
             "resignations": self.resignations,
             "playouts_with_resign": self.playouts_with_resign,
             "false_resignations": self.false_resignations,
+            "opponent_games": self.opponent_games,
+            "opponent_net_wins": self.opponent_net_wins,
+            "opponent_draws": self.opponent_draws,
         })
     }
 }
@@ -134,6 +158,18 @@ struct Slot {
     low: [u32; 2],
     would_resign: Option<Side>,
     resigned: Option<Side>,
+    /// The opponent of this game and its side.
+    opponent: Option<(Side, Box<dyn Player>)>,
+    /// The opponent failed to move: the game ends without samples.
+    opponent_failed: bool,
+}
+
+/// The player that takes one side in some games, and its idle instances (a slot takes one for
+/// a game and gives it back: an alpha-beta player holds a 16 MiB table).
+struct Opponent<'a> {
+    spec: PlayerSpec,
+    factory: &'a dyn PlayerFactory,
+    idle: Vec<Box<dyn Player>>,
 }
 
 fn side_index(side: Side) -> usize {
@@ -148,6 +184,7 @@ pub struct SelfPlay<'a> {
     fast_params: SearchParams,
     rng: StdRng,
     seed: u64,
+    opponent: Option<Opponent<'a>>,
 }
 
 impl<'a> SelfPlay<'a> {
@@ -156,15 +193,77 @@ impl<'a> SelfPlay<'a> {
     pub fn new(variant: &'static Variant, config: &'a SelfPlayConfig, seed: u64) -> SelfPlay<'a> {
         let full_params = SearchParams { visits: config.full_visits, ..config.search.clone() };
         let fast_params = SearchParams { visits: config.fast_visits, ..config.search.clone() };
-        SelfPlay { variant, config, full_params, fast_params, rng: StdRng::seed_from_u64(seed), seed }
+        SelfPlay { variant, config, full_params, fast_params, rng: StdRng::seed_from_u64(seed), seed, opponent: None }
+    }
+
+    /// Lets `spec` (built by `factory`) take one side in `opponent-fraction` of the games.
+    ///
+    /// # Errors
+    /// The spec does not build.
+    pub fn with_opponent(mut self, spec: PlayerSpec, factory: &'a dyn PlayerFactory) -> Result<SelfPlay<'a>, SpecError> {
+        let first = factory.build(&spec, self.seed)?;
+        self.opponent = Some(Opponent { spec, factory, idle: vec![first] });
+        Ok(self)
     }
 
     fn new_slot(&mut self, game_number: u64) -> Slot {
         let seed = self.seed ^ (game_number + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut search = Search::new(Game::new(self.variant), self.full_params.clone(), seed);
-        let full = self.begin_search(&mut search);
+        let search = Search::new(Game::new(self.variant), self.full_params.clone(), seed);
         let playout = self.rng.random::<f64>() < self.config.resign_playout_fraction;
-        Slot { search, full, samples: Vec::new(), playout, low: [0; 2], would_resign: None, resigned: None }
+        let opponent = self.take_opponent(seed);
+        let mut slot =
+            Slot { search, full: false, samples: Vec::new(), playout, low: [0; 2], would_resign: None, resigned: None, opponent, opponent_failed: false };
+        // An opponent playing the attackers moves first; a game it ends at once is not played.
+        if Self::opponent_moves(&mut slot) || slot.search.game().outcome().is_over() {
+            self.release_opponent(&mut slot);
+            slot.search = Search::new(Game::new(self.variant), self.full_params.clone(), seed);
+            slot.opponent_failed = false;
+        }
+        slot.full = self.begin_search(&mut slot.search);
+        slot
+    }
+
+    /// An opponent and its side for the next game, in `opponent-fraction` of the games.
+    fn take_opponent(&mut self, seed: u64) -> Option<(Side, Box<dyn Player>)> {
+        let fraction = self.config.opponent_fraction;
+        let opponent = self.opponent.as_mut()?;
+        if self.rng.random::<f64>() >= fraction {
+            return None;
+        }
+        let side = match self.config.opponent_side {
+            OpponentSide::Attackers => Side::Attackers,
+            OpponentSide::Defenders => Side::Defenders,
+            OpponentSide::Either if self.rng.random::<bool>() => Side::Attackers,
+            OpponentSide::Either => Side::Defenders,
+        };
+        let mut player = match opponent.idle.pop() {
+            Some(p) => p,
+            // It built once in `with_opponent`; a later failure (an engine that no longer
+            // starts) only costs this game its opponent.
+            None => opponent.factory.build(&opponent.spec, seed).ok()?,
+        };
+        player.new_game();
+        Some((side, player))
+    }
+
+    fn release_opponent(&mut self, slot: &mut Slot) {
+        if let (Some((_, player)), Some(opponent)) = (slot.opponent.take(), self.opponent.as_mut()) {
+            opponent.idle.push(player);
+        }
+    }
+
+    /// Plays the opponent's moves while it is to move; true when it failed to move (the game
+    /// then ends without samples).
+    fn opponent_moves(slot: &mut Slot) -> bool {
+        let Some((side, player)) = slot.opponent.as_mut() else { return false };
+        while slot.search.game().position().side_to_move() == *side && !slot.search.game().outcome().is_over() {
+            let played = player.choose(slot.search.game(), &Limits::default()).ok().map(|c| slot.search.advance(c.mv));
+            if !matches!(played, Some(Ok(()))) {
+                slot.opponent_failed = true;
+                return true;
+            }
+        }
+        false
     }
 
     /// Chooses full or cheap for the next search and starts it.
@@ -267,12 +366,16 @@ impl<'a> SelfPlay<'a> {
         if slot.search.advance(mv).is_err() {
             return Some(self.finish(slot));
         }
-        let game = slot.search.game();
-        if game.outcome().is_over() || game.ply() >= self.config.max_plies {
+        if self.game_ends(slot) || Self::opponent_moves(slot) || self.game_ends(slot) {
             return Some(self.finish(slot));
         }
         slot.full = self.begin_search(&mut slot.search);
         None
+    }
+
+    fn game_ends(&self, slot: &Slot) -> bool {
+        let game = slot.search.game();
+        game.outcome().is_over() || game.ply() >= self.config.max_plies
     }
 
     fn sample_move(&mut self, policy: &[(Move, f32)]) -> Option<Move> {
@@ -292,9 +395,14 @@ impl<'a> SelfPlay<'a> {
         policy.last().map(|&(m, _)| m)
     }
 
-    fn finish(&self, slot: &mut Slot) -> FinishedGame {
+    fn finish(&mut self, slot: &mut Slot) -> FinishedGame {
+        let opponent = slot.opponent.as_ref().map(|(side, _)| *side);
+        self.release_opponent(slot);
         let game = slot.search.game();
-        let (winner, reason) = if let Some(loser) = slot.resigned {
+        let (winner, reason) = if slot.opponent_failed {
+            slot.samples.clear();
+            (None, "opponent-failed".to_string())
+        } else if let Some(loser) = slot.resigned {
             (Some(loser.opponent()), "resigned".to_string())
         } else {
             match game.outcome() {
@@ -308,7 +416,7 @@ impl<'a> SelfPlay<'a> {
             s.set_outcome(winner);
         }
         let false_resignation = slot.would_resign.map(|side| winner != Some(side.opponent()));
-        FinishedGame { samples, record: archive_line(game, winner), plies: game.ply(), winner, reason, false_resignation }
+        FinishedGame { samples, record: archive_line(game, winner), plies: game.ply(), winner, reason, false_resignation, opponent }
     }
 }
 
@@ -381,6 +489,73 @@ mod tests {
             }
         }
         assert_eq!(stats.samples, games.iter().map(|g| g.samples.len() as u64).sum::<u64>());
+    }
+
+    /// Plays the first legal move: an opponent whose every move a test can check.
+    struct FirstMove;
+
+    impl Player for FirstMove {
+        fn name(&self) -> String {
+            "first".into()
+        }
+        fn choose(&mut self, game: &Game, _: &Limits) -> Result<tafl_search::MoveChoice, tafl_search::PlayerError> {
+            let mv = *game.legal_moves().first().ok_or(tafl_search::PlayerError::NoMoves)?;
+            Ok(tafl_search::MoveChoice::just(mv))
+        }
+    }
+
+    fn first_move(_: &PlayerSpec, _: u64) -> Result<Box<dyn Player>, SpecError> {
+        Ok(Box::new(FirstMove))
+    }
+
+    /// Plays `games` games against the `FirstMove` opponent.
+    fn against_first_move(config: &SelfPlayConfig, games: u64) -> (Vec<FinishedGame>, SelfPlayStats) {
+        let variant = Variant::preset("brandubh").unwrap();
+        let mut played = Vec::new();
+        let factory = first_move;
+        let stats = SelfPlay::new(variant, config, 5)
+            .with_opponent("first".parse().unwrap(), &factory)
+            .unwrap()
+            .play(&UniformEvaluator, games, &mut |g| played.push(g), &mut |_| true);
+        (played, stats)
+    }
+
+    #[test]
+    fn an_opponent_plays_its_side_and_only_the_network_side_gives_samples() {
+        for (side, config_side) in [(Side::Defenders, OpponentSide::Defenders), (Side::Attackers, OpponentSide::Attackers)] {
+            let config = SelfPlayConfig { opponent: "first".into(), opponent_fraction: 1.0, opponent_side: config_side, ..small_config() };
+            let (games, stats) = against_first_move(&config, 4);
+            assert_eq!((stats.games, stats.opponent_games), (4, 4));
+            for g in &games {
+                assert_eq!(g.opponent, Some(side));
+                assert!(g.samples.iter().all(|s| s.side() == side.opponent()), "samples of the network's side only: {side:?} {} {}", g.record, g.reason);
+                // Every move of the opponent's side is the first legal move of its position.
+                let parsed = tafl_rules::notation::parse_archive_line(&g.record, 7).unwrap();
+                let mut replay = Game::new(Variant::preset("brandubh").unwrap());
+                for ply in &parsed.plies {
+                    if replay.position().side_to_move() == side {
+                        assert_eq!(Some(&ply.mv.mv), replay.legal_moves().first());
+                    }
+                    replay.play(ply.mv.mv).unwrap();
+                }
+            }
+            assert!(games.iter().any(|g| !g.samples.is_empty()));
+            let net_wins = games.iter().filter(|g| g.winner == Some(side.opponent())).count() as u64;
+            assert_eq!(stats.opponent_net_wins, net_wins);
+        }
+    }
+
+    #[test]
+    fn the_opponent_plays_its_fraction_of_games_on_both_sides() {
+        let config = SelfPlayConfig { opponent: "first".into(), opponent_fraction: 0.5, opponent_side: OpponentSide::Either, max_plies: 20, ..small_config() };
+        let (games, stats) = against_first_move(&config, 40);
+        let against = |side| games.iter().filter(|g| g.opponent == Some(side)).count();
+        assert_eq!(stats.opponent_games as usize, against(Side::Attackers) + against(Side::Defenders));
+        // 40 games at one half: 20 expected, outside 8..=32 with a chance below 1e-4.
+        assert!((8..=32).contains(&stats.opponent_games), "{}", stats.opponent_games);
+        assert!(against(Side::Attackers) > 0 && against(Side::Defenders) > 0);
+        let none = SelfPlayConfig { opponent_fraction: 0.0, ..config };
+        assert_eq!(against_first_move(&none, 6).1.opponent_games, 0);
     }
 
     #[test]
