@@ -189,8 +189,8 @@ impl Run {
         };
         let mut selfplay = SelfPlay::new(self.variant, sp, seed);
         if !sp.opponent.is_empty() && sp.opponent_fraction > 0.0 {
-            let spec: tafl_arena::PlayerSpec = sp.opponent.parse().map_err(|e| ZeroError::Arena(format!("selfplay.opponent `{}`: {e}", sp.opponent)))?;
-            selfplay = selfplay.with_opponent(spec, &self.factory).map_err(|e| ZeroError::Arena(format!("selfplay.opponent `{}`: {e}", sp.opponent)))?;
+            let bad = |e: tafl_arena::SpecError| ZeroError::Arena(format!("selfplay.opponent `{}`: {e}", sp.opponent));
+            selfplay = selfplay.with_opponent(sp.opponent.parse().map_err(bad)?, &self.factory).map_err(bad)?;
         }
         let stats = selfplay.play(&evaluator, games, &mut on_game, &mut on_step);
         observer.finish();

@@ -366,6 +366,7 @@ impl<'a> SelfPlay<'a> {
         if slot.search.advance(mv).is_err() {
             return Some(self.finish(slot));
         }
+        // Ended by the net's move, or the opponent failed, or ended by the opponent's reply.
         if self.game_ends(slot) || Self::opponent_moves(slot) || self.game_ends(slot) {
             return Some(self.finish(slot));
         }
