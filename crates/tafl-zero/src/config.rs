@@ -136,14 +136,78 @@ pub struct SelfPlayConfig {
     pub cache_size: usize,
     /// The search (the `visits` key is replaced by `full-visits` and `fast-visits`).
     pub search: SearchParams,
-    /// A player spec (e.g. `alphabeta:depth=3`) that takes one side in an
-    /// `opponent-fraction` of the games; empty: none. Only the network's side gives samples, so
-    /// its moves learn from games against a defence (or attack) it did not make itself.
-    pub opponent: String,
+    /// Player specs (e.g. `alphabeta:depth=3`), one of which, drawn per game, takes one side in
+    /// an `opponent-fraction` of the games; none: no opponent. Only the network's side gives
+    /// samples, so its moves learn from games against a defence (or attack) it did not make.
+    pub opponent: Opponents,
     /// The fraction of games the opponent plays.
     pub opponent_fraction: f64,
     /// The opponent's side in its games: `attackers`, `defenders` or `either` (drawn per game).
     pub opponent_side: OpponentSide,
+}
+
+/// `opponent` of `[selfplay]`: the opponents' player specs, written as one string (`""` for
+/// none, as older run configs say) or as an array of strings, one drawn per game.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Opponents(pub Vec<String>);
+
+impl Opponents {
+    /// No opponent.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The specs, in the order written.
+    #[must_use]
+    pub fn specs(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl From<&str> for Opponents {
+    fn from(spec: &str) -> Self {
+        Opponents(if spec.is_empty() { Vec::new() } else { vec![spec.to_string()] })
+    }
+}
+
+impl std::fmt::Display for Opponents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join(" | "))
+    }
+}
+
+impl Serialize for Opponents {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0.as_slice() {
+            [] => serializer.serialize_str(""),
+            [one] => serializer.serialize_str(one),
+            many => many.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Opponents {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Specs;
+        impl<'de> serde::de::Visitor<'de> for Specs {
+            type Value = Opponents;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a player spec or an array of player specs")
+            }
+            fn visit_str<E: serde::de::Error>(self, spec: &str) -> Result<Opponents, E> {
+                Ok(Opponents::from(spec))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Opponents, A::Error> {
+                let mut specs = Vec::new();
+                while let Some(spec) = seq.next_element::<String>()? {
+                    specs.push(spec);
+                }
+                Ok(Opponents(specs))
+            }
+        }
+        deserializer.deserialize_any(Specs)
+    }
 }
 
 /// `opponent-side` of `[selfplay]`.
@@ -176,7 +240,7 @@ impl Default for SelfPlayConfig {
             resign_playout_fraction: 0.1,
             cache_size: 0,
             search: SearchParams { use_gumbel: true, gumbel_k: 16, ..SearchParams::default() },
-            opponent: String::new(),
+            opponent: Opponents::default(),
             opponent_fraction: 0.0,
             opponent_side: OpponentSide::Either,
         }
@@ -486,8 +550,8 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.opponent_fraction) {
             return bad("selfplay.opponent-fraction", "must be in [0, 1]");
         }
-        if !s.opponent.is_empty() && s.opponent.parse::<tafl_arena::PlayerSpec>().is_err() {
-            return bad("selfplay.opponent", "is not a player spec (e.g. `alphabeta:depth=3`)");
+        if s.opponent.specs().iter().any(|spec| spec.parse::<tafl_arena::PlayerSpec>().is_err()) {
+            return bad("selfplay.opponent", "is not a player spec or an array of them (e.g. `alphabeta:depth=3`)");
         }
         if s.opponent.is_empty() && s.opponent_fraction > 0.0 {
             return bad("selfplay.opponent-fraction", "is above 0 but selfplay.opponent is empty");
@@ -621,9 +685,24 @@ mod tests {
             ("opponent-fraction = 0.5", "selfplay.opponent-fraction"),
             ("opponent = \":depth=3\"\nopponent-fraction = 0.5", "selfplay.opponent"),
             ("opponent-side = \"kings\"", "opponent-side"),
+            ("opponent = [\"alphabeta:depth=1\", \":depth=3\"]\nopponent-fraction = 0.5", "selfplay.opponent"),
+            ("opponent = 3", "opponent"),
         ] {
             let e = RunConfig::from_toml(&format!("[selfplay]\n{text}\n")).unwrap_err().to_string();
             assert!(e.contains(key), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn opponents_are_one_spec_or_an_array_and_round_trip() {
+        let one = RunConfig::from_toml("[selfplay]\nopponent = \"alphabeta:depth=3\"\nopponent-fraction = 0.5\n").unwrap();
+        assert_eq!(one.selfplay.opponent.specs(), ["alphabeta:depth=3"]);
+        let none = RunConfig::from_toml("[selfplay]\nopponent = \"\"\n").unwrap();
+        assert!(none.selfplay.opponent.is_empty());
+        let many = RunConfig::from_toml("[selfplay]\nopponent = [\"alphabeta:depth=1\", \"alphabeta:depth=3\"]\nopponent-fraction = 0.5\n").unwrap();
+        assert_eq!(many.selfplay.opponent.specs(), ["alphabeta:depth=1", "alphabeta:depth=3"]);
+        for config in [one, none, many] {
+            assert_eq!(RunConfig::from_toml(&config.to_toml()).unwrap(), config);
         }
     }
 }

@@ -141,7 +141,8 @@ impl Run {
         let mut buffer: Vec<FinishedGame> = Vec::new();
         let mut written = 0u32;
         let mut error: Option<ZeroError> = None;
-        let against = |g: &FinishedGame| g.opponent.map_or(String::new(), |side| format!(", {} as the {side}", sp.opponent));
+        let specs = sp.opponent.specs();
+        let against = |g: &FinishedGame| g.opponent.map_or(String::new(), |a| format!(", {} as the {}", specs[a.index], a.side));
         let mut flush = |buffer: &mut Vec<FinishedGame>| -> Result<(), ZeroError> {
             if buffer.is_empty() {
                 return Ok(());
@@ -188,9 +189,11 @@ impl Run {
             !observer.should_stop()
         };
         let mut selfplay = SelfPlay::new(self.variant, sp, seed);
-        if !sp.opponent.is_empty() && sp.opponent_fraction > 0.0 {
-            let bad = |e: tafl_arena::SpecError| ZeroError::Arena(format!("selfplay.opponent `{}`: {e}", sp.opponent));
-            selfplay = selfplay.with_opponent(sp.opponent.parse().map_err(bad)?, &self.factory).map_err(bad)?;
+        if sp.opponent_fraction > 0.0 {
+            for spec in specs {
+                let bad = |e: tafl_arena::SpecError| ZeroError::Arena(format!("selfplay.opponent `{spec}`: {e}"));
+                selfplay = selfplay.with_opponent(spec.parse().map_err(bad)?, &self.factory).map_err(bad)?;
+            }
         }
         let stats = selfplay.play(&evaluator, games, &mut on_game, &mut on_step);
         observer.finish();
@@ -221,11 +224,8 @@ impl Run {
             stats.false_resignations,
             stats.playouts_with_resign
         ));
-        if stats.opponent_games > 0 {
-            observer.info(&format!(
-                "selfplay {best}: against {}: {} games, the net won {} and drew {}",
-                sp.opponent, stats.opponent_games, stats.opponent_net_wins, stats.opponent_draws
-            ));
+        for (spec, t) in specs.iter().zip(&stats.opponents).filter(|(_, t)| t.games > 0) {
+            observer.info(&format!("selfplay {best}: against {spec}: {} games, the net won {} and drew {}", t.games, t.net_wins, t.draws));
         }
         Ok(stats)
     }

@@ -18,7 +18,10 @@
 //! * **An opponent** (`opponent`, `opponent-fraction`, `opponent-side`): in a fraction of the
 //!   games another player (alpha-beta, say) takes one side and only the network's side gives
 //!   samples. Self-play alone teaches a side to beat the network's own play; a net whose attack
-//!   beats its own defence and no other learns here against a defence it did not make.
+//!   beats its own defence and no other learns here against a defence it did not make. With
+//!   several opponents one is drawn per game: against a ladder of defences (alpha-beta depths 1
+//!   to 3) the attackers win some games and lose others, where against the strongest alone they
+//!   lose nearly all, and their value targets tell little apart.
 
 use std::fmt::Write as _;
 
@@ -48,8 +51,28 @@ pub struct FinishedGame {
     /// In a played-out game: the side that would have resigned, and whether that was wrong
     /// (it did not lose).
     pub false_resignation: Option<bool>,
-    /// The side the opponent played, in a game against it.
-    pub opponent: Option<Side>,
+    /// The opponent, in a game against one.
+    pub opponent: Option<Against>,
+}
+
+/// The opponent of a game: the side it played and which of the configured opponents it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Against {
+    /// The opponent's side.
+    pub side: Side,
+    /// Its index in `opponent` of the config (the order of [`SelfPlay::with_opponent`] calls).
+    pub index: usize,
+}
+
+/// Results of the games against one opponent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OpponentTally {
+    /// Games against it.
+    pub games: u64,
+    /// Of those, games the network's side won.
+    pub net_wins: u64,
+    /// Of those, drawn games.
+    pub draws: u64,
 }
 
 /// Totals of a self-play session.
@@ -81,12 +104,9 @@ pub struct SelfPlayStats {
     pub false_resignations: u64,
     /// Sum of the game lengths in plies.
     pub plies: u64,
-    /// Games against the opponent.
-    pub opponent_games: u64,
-    /// Of those, games the network's side won.
-    pub opponent_net_wins: u64,
-    /// Of those, drawn games.
-    pub opponent_draws: u64,
+    /// Results against each opponent, in the order of the config's `opponent` (an opponent
+    /// that played no game yet may be missing at the end).
+    pub opponents: Vec<OpponentTally>,
 }
 
 impl SelfPlayStats {
@@ -107,14 +127,28 @@ impl SelfPlayStats {
             self.playouts_with_resign += 1;
             self.false_resignations += u64::from(wrong);
         }
-        if let Some(opponent) = game.opponent {
-            self.opponent_games += 1;
+        if let Some(against) = game.opponent {
+            if self.opponents.len() <= against.index {
+                self.opponents.resize(against.index + 1, OpponentTally::default());
+            }
+            let tally = &mut self.opponents[against.index];
+            tally.games += 1;
             match game.winner {
-                None => self.opponent_draws += 1,
-                Some(w) if w != opponent => self.opponent_net_wins += 1,
+                None => tally.draws += 1,
+                Some(w) if w != against.side => tally.net_wins += 1,
                 Some(_) => {}
             }
         }
+    }
+
+    /// The results against all opponents together.
+    #[must_use]
+    pub fn against_opponents(&self) -> OpponentTally {
+        self.opponents.iter().fold(OpponentTally::default(), |t, o| OpponentTally {
+            games: t.games + o.games,
+            net_wins: t.net_wins + o.net_wins,
+            draws: t.draws + o.draws,
+        })
     }
 
     /// The totals as a metrics object.
@@ -122,6 +156,7 @@ impl SelfPlayStats {
     pub fn to_json(&self) -> serde_json::Value {
         let s = self.seconds.max(1e-9);
         let games = self.games.max(1) as f64;
+        let against = self.against_opponents();
         serde_json::json!({
             "games": self.games,
             "samples": self.samples,
@@ -140,9 +175,10 @@ impl SelfPlayStats {
             "resignations": self.resignations,
             "playouts_with_resign": self.playouts_with_resign,
             "false_resignations": self.false_resignations,
-            "opponent_games": self.opponent_games,
-            "opponent_net_wins": self.opponent_net_wins,
-            "opponent_draws": self.opponent_draws,
+            "opponent_games": against.games,
+            "opponent_net_wins": against.net_wins,
+            "opponent_draws": against.draws,
+            "opponents": self.opponents,
         })
     }
 }
@@ -158,13 +194,13 @@ struct Slot {
     low: [u32; 2],
     would_resign: Option<Side>,
     resigned: Option<Side>,
-    /// The opponent of this game and its side.
-    opponent: Option<(Side, Box<dyn Player>)>,
+    /// The opponent of this game, its side and index.
+    opponent: Option<(Against, Box<dyn Player>)>,
     /// The opponent failed to move: the game ends without samples.
     opponent_failed: bool,
 }
 
-/// The player that takes one side in some games, and its idle instances (a slot takes one for
+/// A player that takes one side in some games, and its idle instances (a slot takes one for
 /// a game and gives it back: an alpha-beta player holds a 16 MiB table).
 struct Opponent<'a> {
     spec: PlayerSpec,
@@ -184,7 +220,7 @@ pub struct SelfPlay<'a> {
     fast_params: SearchParams,
     rng: StdRng,
     seed: u64,
-    opponent: Option<Opponent<'a>>,
+    opponents: Vec<Opponent<'a>>,
 }
 
 impl<'a> SelfPlay<'a> {
@@ -193,16 +229,17 @@ impl<'a> SelfPlay<'a> {
     pub fn new(variant: &'static Variant, config: &'a SelfPlayConfig, seed: u64) -> SelfPlay<'a> {
         let full_params = SearchParams { visits: config.full_visits, ..config.search.clone() };
         let fast_params = SearchParams { visits: config.fast_visits, ..config.search.clone() };
-        SelfPlay { variant, config, full_params, fast_params, rng: StdRng::seed_from_u64(seed), seed, opponent: None }
+        SelfPlay { variant, config, full_params, fast_params, rng: StdRng::seed_from_u64(seed), seed, opponents: Vec::new() }
     }
 
-    /// Lets `spec` (built by `factory`) take one side in `opponent-fraction` of the games.
+    /// Adds `spec` (built by `factory`) to the opponents, one of which takes one side in
+    /// `opponent-fraction` of the games (drawn per game when there are several).
     ///
     /// # Errors
     /// The spec does not build.
     pub fn with_opponent(mut self, spec: PlayerSpec, factory: &'a dyn PlayerFactory) -> Result<SelfPlay<'a>, SpecError> {
         let first = factory.build(&spec, self.seed)?;
-        self.opponent = Some(Opponent { spec, factory, idle: vec![first] });
+        self.opponents.push(Opponent { spec, factory, idle: vec![first] });
         Ok(self)
     }
 
@@ -224,10 +261,8 @@ impl<'a> SelfPlay<'a> {
     }
 
     /// An opponent and its side for the next game, in `opponent-fraction` of the games.
-    fn take_opponent(&mut self, seed: u64) -> Option<(Side, Box<dyn Player>)> {
-        let fraction = self.config.opponent_fraction;
-        let opponent = self.opponent.as_mut()?;
-        if self.rng.random::<f64>() >= fraction {
+    fn take_opponent(&mut self, seed: u64) -> Option<(Against, Box<dyn Player>)> {
+        if self.opponents.is_empty() || self.rng.random::<f64>() >= self.config.opponent_fraction {
             return None;
         }
         let side = match self.config.opponent_side {
@@ -236,6 +271,9 @@ impl<'a> SelfPlay<'a> {
             OpponentSide::Either if self.rng.random::<bool>() => Side::Attackers,
             OpponentSide::Either => Side::Defenders,
         };
+        // One opponent draws nothing here, so its runs keep the random streams they had.
+        let index = if self.opponents.len() > 1 { self.rng.random_range(0..self.opponents.len()) } else { 0 };
+        let opponent = &mut self.opponents[index];
         let mut player = match opponent.idle.pop() {
             Some(p) => p,
             // It built once in `with_opponent`; a later failure (an engine that no longer
@@ -243,20 +281,20 @@ impl<'a> SelfPlay<'a> {
             None => opponent.factory.build(&opponent.spec, seed).ok()?,
         };
         player.new_game();
-        Some((side, player))
+        Some((Against { side, index }, player))
     }
 
     fn release_opponent(&mut self, slot: &mut Slot) {
-        if let (Some((_, player)), Some(opponent)) = (slot.opponent.take(), self.opponent.as_mut()) {
-            opponent.idle.push(player);
+        if let Some((against, player)) = slot.opponent.take() {
+            self.opponents[against.index].idle.push(player);
         }
     }
 
     /// Plays the opponent's moves while it is to move; true when it failed to move (the game
     /// then ends without samples).
     fn opponent_moves(slot: &mut Slot) -> bool {
-        let Some((side, player)) = slot.opponent.as_mut() else { return false };
-        while slot.search.game().position().side_to_move() == *side && !slot.search.game().outcome().is_over() {
+        let Some((against, player)) = slot.opponent.as_mut() else { return false };
+        while slot.search.game().position().side_to_move() == against.side && !slot.search.game().outcome().is_over() {
             let played = player.choose(slot.search.game(), &Limits::default()).ok().map(|c| slot.search.advance(c.mv));
             if !matches!(played, Some(Ok(()))) {
                 slot.opponent_failed = true;
@@ -397,7 +435,7 @@ impl<'a> SelfPlay<'a> {
     }
 
     fn finish(&mut self, slot: &mut Slot) -> FinishedGame {
-        let opponent = slot.opponent.as_ref().map(|(side, _)| *side);
+        let opponent = slot.opponent.as_ref().map(|(against, _)| *against);
         self.release_opponent(slot);
         let game = slot.search.game();
         let (winner, reason) = if slot.opponent_failed {
@@ -448,6 +486,7 @@ pub fn archive_line(game: &Game, winner: Option<Side>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Opponents;
     use tafl_search::UniformEvaluator;
 
     fn small_config() -> SelfPlayConfig {
@@ -526,9 +565,9 @@ mod tests {
         for (side, config_side) in [(Side::Defenders, OpponentSide::Defenders), (Side::Attackers, OpponentSide::Attackers)] {
             let config = SelfPlayConfig { opponent: "first".into(), opponent_fraction: 1.0, opponent_side: config_side, ..small_config() };
             let (games, stats) = against_first_move(&config, 4);
-            assert_eq!((stats.games, stats.opponent_games), (4, 4));
+            assert_eq!((stats.games, stats.against_opponents().games), (4, 4));
             for g in &games {
-                assert_eq!(g.opponent, Some(side));
+                assert_eq!(g.opponent, Some(Against { side, index: 0 }));
                 assert!(g.samples.iter().all(|s| s.side() == side.opponent()), "samples of the network's side only: {side:?} {} {}", g.record, g.reason);
                 // Every move of the opponent's side is the first legal move of its position.
                 let parsed = tafl_rules::notation::parse_archive_line(&g.record, 7).unwrap();
@@ -542,7 +581,7 @@ mod tests {
             }
             assert!(games.iter().any(|g| !g.samples.is_empty()));
             let net_wins = games.iter().filter(|g| g.winner == Some(side.opponent())).count() as u64;
-            assert_eq!(stats.opponent_net_wins, net_wins);
+            assert_eq!(stats.against_opponents().net_wins, net_wins);
         }
     }
 
@@ -550,13 +589,62 @@ mod tests {
     fn the_opponent_plays_its_fraction_of_games_on_both_sides() {
         let config = SelfPlayConfig { opponent: "first".into(), opponent_fraction: 0.5, opponent_side: OpponentSide::Either, max_plies: 20, ..small_config() };
         let (games, stats) = against_first_move(&config, 40);
-        let against = |side| games.iter().filter(|g| g.opponent == Some(side)).count();
-        assert_eq!(stats.opponent_games as usize, against(Side::Attackers) + against(Side::Defenders));
+        let against = |side| games.iter().filter(|g| g.opponent.is_some_and(|a| a.side == side)).count();
+        let opponent_games = stats.against_opponents().games;
+        assert_eq!(opponent_games as usize, against(Side::Attackers) + against(Side::Defenders));
         // 40 games at one half: 20 expected, outside 8..=32 with a chance below 1e-4.
-        assert!((8..=32).contains(&stats.opponent_games), "{}", stats.opponent_games);
+        assert!((8..=32).contains(&opponent_games), "{opponent_games}");
         assert!(against(Side::Attackers) > 0 && against(Side::Defenders) > 0);
         let none = SelfPlayConfig { opponent_fraction: 0.0, ..config };
-        assert_eq!(against_first_move(&none, 6).1.opponent_games, 0);
+        assert_eq!(against_first_move(&none, 6).1.against_opponents().games, 0);
+    }
+
+    /// Plays the last legal move: a second opponent that a test can tell from `FirstMove`.
+    struct LastMove;
+
+    impl Player for LastMove {
+        fn name(&self) -> String {
+            "last".into()
+        }
+        fn choose(&mut self, game: &Game, _: &Limits) -> Result<tafl_search::MoveChoice, tafl_search::PlayerError> {
+            let mv = *game.legal_moves().last().ok_or(tafl_search::PlayerError::NoMoves)?;
+            Ok(tafl_search::MoveChoice::just(mv))
+        }
+    }
+
+    #[test]
+    fn several_opponents_are_drawn_per_game_and_each_plays_its_own_moves() {
+        let variant = Variant::preset("brandubh").unwrap();
+        let config = SelfPlayConfig { opponent: Opponents(vec!["first".into(), "last".into()]), opponent_fraction: 1.0, opponent_side: OpponentSide::Defenders, max_plies: 20, ..small_config() };
+        let factory = |spec: &PlayerSpec, _: u64| -> Result<Box<dyn Player>, SpecError> {
+            Ok(if spec.kind == "first" { Box::new(FirstMove) } else { Box::new(LastMove) })
+        };
+        let mut games = Vec::new();
+        let stats = SelfPlay::new(variant, &config, 9)
+            .with_opponent("first".parse().unwrap(), &factory)
+            .unwrap()
+            .with_opponent("last".parse().unwrap(), &factory)
+            .unwrap()
+            .play(&UniformEvaluator, 24, &mut |g| games.push(g), &mut |_| true);
+        // 24 games, each opponent drawn with one half: none for one of them has a chance of 1e-7.
+        assert_eq!(stats.opponents.len(), 2);
+        assert!(stats.opponents.iter().all(|t| t.games > 0), "{:?}", stats.opponents);
+        assert_eq!(stats.against_opponents().games, 24);
+        for g in &games {
+            let against = g.opponent.expect("every game has an opponent");
+            assert_eq!(against.side, Side::Defenders);
+            let parsed = tafl_rules::notation::parse_archive_line(&g.record, 7).unwrap();
+            let mut replay = Game::new(variant);
+            for ply in &parsed.plies {
+                if replay.position().side_to_move() == Side::Defenders {
+                    let legal = replay.legal_moves();
+                    let expected = if against.index == 0 { legal.first() } else { legal.last() };
+                    assert_eq!(Some(&ply.mv.mv), expected, "opponent {} in {}", against.index, g.record);
+                }
+                replay.play(ply.mv.mv).unwrap();
+            }
+            assert_eq!(stats.opponents[against.index].games, games.iter().filter(|h| h.opponent.is_some_and(|a| a.index == against.index)).count() as u64);
+        }
     }
 
     #[test]
