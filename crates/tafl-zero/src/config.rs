@@ -171,12 +171,6 @@ impl From<&str> for Opponents {
     }
 }
 
-impl std::fmt::Display for Opponents {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.join(" | "))
-    }
-}
-
 impl Serialize for Opponents {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.0.as_slice() {
