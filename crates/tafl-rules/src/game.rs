@@ -192,6 +192,21 @@ impl Game {
         self.plies[last.since_capture..].iter().rev().step_by(2).filter(|p| p.position.hash() == hash).count()
     }
 
+    /// Whether a move from here may end the game by repetition: a position with the other side
+    /// to move has occurred twice since the last capture, so reaching it again would be its third
+    /// time. No move is played; searches use it to know when such moves are worth looking for.
+    #[must_use]
+    pub fn a_move_may_repeat_thrice(&self) -> bool {
+        if self.position().variant().rules().repetition == Repetition::Off {
+            return false;
+        }
+        let last = self.last();
+        let mut hashes: Vec<u64> =
+            self.plies[last.since_capture..].iter().rev().skip(1).step_by(2).map(|p| p.position.hash()).collect();
+        hashes.sort_unstable();
+        hashes.windows(2).any(|w| w[0] == w[1])
+    }
+
     /// Legal moves; none once the game is over.
     #[must_use]
     pub fn legal_moves(&self) -> MoveList {

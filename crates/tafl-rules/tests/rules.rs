@@ -531,6 +531,32 @@ fn undo_restores_history_and_outcome() {
 }
 
 #[test]
+fn a_third_repetition_one_move_away_is_flagged_without_playing_a_move() {
+    // Searches look for moves that end the game by repetition only where the flag is up; it is up
+    // once a position with the other side to move has occurred twice (plies 5 to 7 here), and at
+    // ply 7 the defenders' j8-j9 would bring the start back a third time.
+    let mut g = copenhagen(A, "X: b3  O: j9  K: f6");
+    let mut flags = Vec::new();
+    for m in ["b3-b4", "j9-j8", "b4-b3", "j8-j9", "b3-b4", "j9-j8", "b4-b3", "j8-j9"] {
+        let ends_by_repetition = g.legal_moves().iter().any(|&mv| {
+            let mut next = g.clone();
+            next.play(mv).is_ok() && next.outcome() == won(A, Reason::Repetition)
+        });
+        let flag = g.a_move_may_repeat_thrice();
+        assert!(flag || !ends_by_repetition, "ply {}: a repeating move without the flag", g.ply());
+        assert_eq!(ends_by_repetition, g.ply() == 7, "ply {}", g.ply());
+        flags.push(flag);
+        play(&mut g, m);
+    }
+    assert_eq!(flags, [false, false, false, false, false, true, true, true]);
+    let mut tablut = game("tablut", A, "X: b3  O: h8  K: e5");
+    for m in ["b3-b4", "h8-h7", "b4-b3", "h7-h8", "b3-b4", "h8-h7", "b4-b3"] {
+        play(&mut tablut, m);
+        assert!(!tablut.a_move_may_repeat_thrice(), "tablut has no repetition rule");
+    }
+}
+
+#[test]
 fn tablut_allows_any_number_of_repetitions() {
     let mut g = game("tablut", A, "X: b3  O: h8  K: e5");
     for _ in 0..4 {

@@ -468,8 +468,11 @@ impl Search {
     /// Builds the edges of a node reached for the first time, with `slot`'s game standing on
     /// it: its legal moves with uniform priors, or its result when the game is over. Moves that
     /// might end the game at once (the king's moves for the defenders; moves next to the king
-    /// for the attackers) are played to find immediate wins: a node with one is proven and
-    /// needs no evaluation, so a king one move from the corner is never missed.
+    /// for the attackers; every move when one may bring a position back a third time) are
+    /// played to find immediate results: a node with a win is proven and needs no evaluation,
+    /// so a king one move from the corner is never missed, and neither is a repetition that the
+    /// attackers complete. Without that, a defence at few visits walks into repetitions it
+    /// cannot see (most attacker wins between nets ended so; against alpha-beta, hardly any).
     fn open(&mut self, node: u32, slot: usize) {
         let game = &mut self.slots[slot];
         let mover = game.position().side_to_move();
@@ -497,11 +500,13 @@ impl Search {
             n.state = State::Opened;
         }
         let Some(king) = game.position().king() else { return };
+        let repeats = game.a_move_may_repeat_thrice();
         for (i, &mv) in moves.iter().enumerate() {
-            let candidate = match mover {
-                Side::Defenders => mv.from == king,
-                Side::Attackers => king.file().abs_diff(mv.to.file()) + king.rank().abs_diff(mv.to.rank()) == 1,
-            };
+            let candidate = repeats
+                || match mover {
+                    Side::Defenders => mv.from == king,
+                    Side::Attackers => king.file().abs_diff(mv.to.file()) + king.rank().abs_diff(mv.to.rank()) == 1,
+                };
             if !candidate {
                 continue;
             }

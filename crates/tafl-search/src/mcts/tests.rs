@@ -36,6 +36,20 @@ const FORK: &str = "11/11/11/2a5a2/11/11/11/11/3k3d3/11/11 d";
 /// by two rings of defenders, so no escape line opens within a few plies.
 const CAPTURE: &str = "11/7a3/2d8/2a2d5/5d5/3ddkdd3/5d5/5d5/11/11/11 a";
 
+/// Defenders to move; b9 and j3 shuttle (the king is walled in by his own men), so each
+/// position comes back every four plies.
+const SHUTTLE: &str = "11/11/1a9/11/5d5/4dkd4/5d5/11/9d1/11/11 d";
+const SHUTTLE_MOVES: [&str; 7] = ["j3-j4", "b9-b10", "j4-j3", "b10-b9", "j3-j4", "b9-b10", "j4-j3"];
+
+/// `SHUTTLE` after its first `plies` shuttle moves.
+fn shuttled(plies: usize) -> Game {
+    let mut g = game(SHUTTLE);
+    for m in &SHUTTLE_MOVES[..plies] {
+        g.play(mv(m)).expect("a legal shuttle move");
+    }
+    g
+}
+
 fn is_corner_escape(m: Move) -> bool {
     let v = Variant::copenhagen();
     m.from.to_string() == "d1" && v.is_corner(m.to)
@@ -121,6 +135,33 @@ fn a_block_that_walks_into_a_fork_is_known_lost() {
         assert_eq!(search.evaluations(), 1);
         assert!(result.best_move.is_some());
         assert!(!result.pv.is_empty());
+    }
+}
+
+#[test]
+fn the_attackers_see_a_third_repetition_before_any_evaluation() {
+    // After 7 plies b10-b9 brings the start back a third time: the defenders lose.
+    for params in both_roots() {
+        let mut search = Search::new(shuttled(7), params.clone(), 0);
+        let result = search.run(&UniformEvaluator, 1);
+        assert_eq!(result.proof, Some(Proof::Win), "{params:?}");
+        assert_eq!(result.best_move, Some(mv("b10-b9")), "{params:?}");
+        assert_eq!(search.evaluations(), 0, "{params:?}");
+    }
+}
+
+#[test]
+fn the_defenders_know_a_move_that_lets_a_repetition_happen_is_lost() {
+    // After 6 plies, j4-j3 would let b10-b9 complete the third repetition. The root's children
+    // are opened before any visit, so that move is proven lost and gets no mass.
+    let lets_it_happen = mv("j4-j3");
+    for visits in [1, 16] {
+        let mut search = Search::new(shuttled(6), SearchParams::gumbel(visits), 0);
+        let result = search.run(&UniformEvaluator, 1);
+        let mass: f32 = result.improved_policy.iter().filter(|(m, _)| *m == lets_it_happen).map(|(_, p)| p).sum();
+        assert_eq!(mass, 0.0, "{visits} visits");
+        assert_ne!(result.best_move, Some(lets_it_happen));
+        assert!(result.improved_policy.iter().any(|&(_, p)| p > 0.0));
     }
 }
 
