@@ -118,6 +118,10 @@ pub struct SelfPlayConfig {
     pub fast_visits: u32,
     /// Probability that a move gets a full search.
     pub full_fraction: f64,
+    /// The attackers' full and cheap searches make this many times the visits of the
+    /// defenders' (rounded, at least 1): a deeper attack wins more games against a sound
+    /// defence, so that self-play shows the value head winning attacks to learn from.
+    pub attacker_visits_scale: f64,
     /// Moves of the first `temperature-plies` plies are sampled from the improved policy
     /// raised to `1 / temperature`; later moves are the search's choice.
     pub temperature: f32,
@@ -226,6 +230,7 @@ impl Default for SelfPlayConfig {
             full_visits: 24,
             fast_visits: 8,
             full_fraction: 0.25,
+            attacker_visits_scale: 1.0,
             temperature: 1.0,
             temperature_plies: 16,
             max_plies: 300,
@@ -535,6 +540,9 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.full_fraction) || s.full_fraction == 0.0 {
             return bad("selfplay.full-fraction", "must be in (0, 1]");
         }
+        if !(s.attacker_visits_scale.is_finite() && s.attacker_visits_scale > 0.0 && s.attacker_visits_scale <= 1000.0) {
+            return bad("selfplay.attacker-visits-scale", "must be above 0 and at most 1000");
+        }
         if !(0.0..=1.0).contains(&s.resign_playout_fraction) {
             return bad("selfplay.resign-playout-fraction", "must be in [0, 1]");
         }
@@ -668,6 +676,11 @@ mod tests {
         assert!(e.contains("optimize.resume-every-seconds"), "{e}");
         let e = RunConfig::from_toml("[warm-start]\nrecords = [\"human\"]\nsteps = 0\n").unwrap_err().to_string();
         assert!(e.contains("warm-start.steps"), "{e}");
+        for scale in ["0.0", "-1.0", "nan", "inf", "2000.0"] {
+            let e = RunConfig::from_toml(&format!("[selfplay]\nattacker-visits-scale = {scale}\n")).unwrap_err().to_string();
+            assert!(e.contains("selfplay.attacker-visits-scale"), "{scale}: {e}");
+        }
+        assert_eq!(RunConfig::from_toml("[selfplay]\nattacker-visits-scale = 4.0\n").unwrap().selfplay.attacker_visits_scale, 4.0);
     }
 
     #[test]

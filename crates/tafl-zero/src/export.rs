@@ -20,11 +20,11 @@ use serde::{Deserialize, Serialize};
 use tafl_arena::spec::parse_duration;
 use tafl_arena::{PlayerSpec, SpecError};
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
-use tafl_rules::{Game, Variant};
-use tafl_search::{Limits, MctsPlayer, MoveChoice, Player, PlayerError, SearchParams};
+use tafl_rules::Variant;
+use tafl_search::{Limits, MctsPlayer, Player, SearchParams};
 
 use crate::ZeroError;
-use crate::players::ZeroFactory;
+use crate::players::{SpecPlayer, ZeroFactory};
 use crate::rundir::{ModelInfo, RunDir};
 
 /// The bundle's settings file.
@@ -367,29 +367,6 @@ pub fn read_manifest(dir: &Path) -> Result<BundleManifest, ZeroError> {
 /// The keys a bundle spec (`DIR:visits=800`) takes as overrides.
 pub const BUNDLE_KEYS: [&str; 7] = ["visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
 
-/// An MCTS player with a default time per move.
-struct BundlePlayer<P> {
-    name: String,
-    time: Option<Duration>,
-    inner: P,
-}
-
-impl<P: Player> Player for BundlePlayer<P> {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-    fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
-        let mut limits = *limits;
-        if limits.time.is_none() {
-            limits.time = self.time;
-        }
-        self.inner.choose(game, &limits)
-    }
-    fn new_game(&mut self) {
-        self.inner.new_game();
-    }
-}
-
 /// Builds the player of the bundle at `dir` for `factory`'s variant, with the overrides of
 /// `spec` (a spec whose kind is the bundle's path).
 ///
@@ -415,14 +392,13 @@ pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Pat
         Some("false" | "no" | "0") => false,
         Some(v) => return Err(SpecError::BadValue { key: "gumbel".into(), value: v.into(), expected: "true or false".into() }),
     };
-    let time = match spec.duration("time")? {
-        Some(t) => Some(t),
-        None => s.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?,
-    };
+    let time = s.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?;
     let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
     let net = factory.evaluator(&dir.join(WEIGHTS), cache).map_err(build)?;
-    let player = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed).with_guard(guard);
-    Ok(Box::new(BundlePlayer { name: spec.name.clone(), time, inner: player }))
+    let inner = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed).with_guard(guard);
+    let asked = Limits { visits: spec.u64("visits")?, time: spec.duration("time")?, ..Limits::default() };
+    let default = Limits { visits: Some(u64::from(visits)), time, ..Limits::default() };
+    Ok(Box::new(SpecPlayer { name: spec.name.clone(), asked, default, gumbel, inner }))
 }
 
 #[cfg(test)]
@@ -430,6 +406,7 @@ mod tests {
     use super::*;
     use tafl_arena::PlayerFactory;
     use tafl_nn::TaflNetConfig;
+    use tafl_rules::Game;
 
     fn run_with_one_model(root: &Path) -> &'static Variant {
         let _ = fs::remove_dir_all(root);

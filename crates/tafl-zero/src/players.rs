@@ -20,7 +20,7 @@ use tafl_arena::{PlayerFactory, PlayerSpec, SpecError, netless_player};
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
-use tafl_search::{MctsPlayer, Player, SearchParams, UniformEvaluator};
+use tafl_search::{Limits, MctsPlayer, Player, SearchParams, UniformEvaluator};
 
 /// The keys an `mcts` spec takes.
 pub const MCTS_KEYS: [&str; 8] = ["model", "visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
@@ -102,26 +102,67 @@ impl ZeroFactory {
         };
         let base = if gumbel { SearchParams::gumbel(visits as u32) } else { SearchParams::puct(visits as u32) };
         let params = base.for_play();
+        let asked = Limits { visits: spec.u64("visits")?, time: spec.duration("time")?, ..Limits::default() };
+        let default = Limits { visits: Some(visits), ..Limits::default() };
+        let name = spec.name.clone();
         if model == "none" {
-            return Ok(Box::new(Named(spec.name.clone(), MctsPlayer::new(UniformEvaluator, params).with_batch(batch).with_seed(seed).with_guard(guard))));
+            let inner = MctsPlayer::new(UniformEvaluator, params).with_batch(batch).with_seed(seed).with_guard(guard);
+            return Ok(Box::new(SpecPlayer { name, asked, default, gumbel, inner }));
         }
         let net = self.evaluator(Path::new(model), cache).map_err(|message| SpecError::Build { spec: spec.name.clone(), message })?;
-        Ok(Box::new(Named(spec.name.clone(), MctsPlayer::new(net, params).with_batch(batch).with_seed(seed).with_guard(guard))))
+        let inner = MctsPlayer::new(net, params).with_batch(batch).with_seed(seed).with_guard(guard);
+        Ok(Box::new(SpecPlayer { name, asked, default, gumbel, inner }))
     }
 }
 
-/// A player shown under the spec's name.
-struct Named<P>(String, P);
+/// The visits of a PUCT search given a time and no visits: so many that the time, not the
+/// count, ends the search (over two hours at 2 000 visits a second).
+pub const TIMED_VISITS: u64 = 1 << 24;
 
-impl<P: Player> Player for Named<P> {
-    fn name(&self) -> String {
-        self.0.clone()
+/// An MCTS player built from a spec, shown under the spec's name, with the limits the spec
+/// asks for and the defaults of its kind.
+pub(crate) struct SpecPlayer<P> {
+    pub(crate) name: String,
+    /// The spec's own `visits=` and `time=`.
+    pub(crate) asked: Limits,
+    /// When no time is given: the bundle's visits and time per move, or the `mcts` default visits.
+    pub(crate) default: Limits,
+    /// A Gumbel search plans its sequential halving on its visits, so a time never lifts them.
+    pub(crate) gumbel: bool,
+    pub(crate) inner: P,
+}
+
+impl<P> SpecPlayer<P> {
+    /// The limits of one move: the caller's (a clock, `--move-time`), else the spec's. A time
+    /// without visits lets a PUCT search run until the time is up, so `builtin:time=1s`
+    /// thinks for a second rather than stopping at the bundle's visits; without a time, the
+    /// defaults apply.
+    pub(crate) fn limits(&self, caller: &Limits) -> Limits {
+        let mut limits = *caller;
+        limits.visits = limits.visits.or(self.asked.visits);
+        limits.time = limits.time.or(self.asked.time);
+        if limits.time.is_none() {
+            limits.time = self.default.time;
+            limits.visits = limits.visits.or(self.default.visits);
+        } else if self.gumbel {
+            limits.visits = limits.visits.or(self.default.visits);
+        } else {
+            limits.visits = limits.visits.or(Some(TIMED_VISITS));
+        }
+        limits
     }
-    fn choose(&mut self, game: &tafl_rules::Game, limits: &tafl_search::Limits) -> Result<tafl_search::MoveChoice, tafl_search::PlayerError> {
-        self.1.choose(game, limits)
+}
+
+impl<P: Player> Player for SpecPlayer<P> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn choose(&mut self, game: &tafl_rules::Game, limits: &Limits) -> Result<tafl_search::MoveChoice, tafl_search::PlayerError> {
+        let limits = self.limits(limits);
+        self.inner.choose(game, &limits)
     }
     fn new_game(&mut self) {
-        self.1.new_game();
+        self.inner.new_game();
     }
 }
 
@@ -162,5 +203,44 @@ mod tests {
         assert!(matches!(e, SpecError::Build { .. }), "{e}");
         let e = factory.build(&"nope".parse().unwrap(), 0).err().unwrap();
         assert!(e.to_string().contains("mcts"), "{e}");
+    }
+
+    #[test]
+    fn a_time_without_visits_lets_a_puct_search_think_until_it_is_up() {
+        use std::time::Duration;
+        let second = Some(Duration::from_secs(1));
+        let player = |asked: Limits, gumbel| SpecPlayer { name: "p".into(), asked, default: Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..Limits::default() }, gumbel, inner: () };
+        let none = Limits::default();
+        // Nothing asked: the defaults (a bundle's visits and time per move).
+        assert_eq!(player(none, false).limits(&none), Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..none });
+        // `time=1s` alone: the time ends the search; with `visits=` as well, both do.
+        let timed = Limits { time: second, ..none };
+        assert_eq!(player(timed, false).limits(&none), Limits { visits: Some(TIMED_VISITS), time: second, ..none });
+        let both = Limits { visits: Some(300), time: second, ..none };
+        assert_eq!(player(both, false).limits(&none), both);
+        // A Gumbel search keeps its visits, which plan its halving.
+        assert_eq!(player(timed, true).limits(&none), Limits { visits: Some(200), time: second, ..none });
+        // A caller's clock counts as a time; the caller's limits come before the spec's.
+        let clock = Limits { time: Some(Duration::from_millis(500)), ..none };
+        assert_eq!(player(none, false).limits(&clock), Limits { visits: Some(TIMED_VISITS), ..clock });
+        assert_eq!(player(both, false).limits(&Limits { visits: Some(50), ..none }), Limits { visits: Some(50), time: second, ..none });
+    }
+
+    #[test]
+    fn an_mcts_spec_with_a_time_searches_past_its_default_visits() {
+        let variant = Variant::preset("brandubh").unwrap();
+        let factory = ZeroFactory::new(variant);
+        let game = tafl_rules::Game::new(variant);
+        let searched = |text: &str, limits: Limits| {
+            let mut p = factory.build(&text.parse().unwrap(), 1).unwrap();
+            p.choose(&game, &limits).unwrap().nodes
+        };
+        // Uniform priors search many thousands of visits in 300 ms on any machine.
+        let timed: PlayerSpec = "mcts:model=none,gumbel=false,time=300ms".parse().unwrap();
+        assert!(searched(&timed.name, timed.limits().unwrap()) > 200);
+        // Not passed by the caller (`tafl play` passes only --move-time): the spec's own time.
+        assert!(searched(&timed.name, Limits::default()) > 200);
+        assert_eq!(searched("mcts:model=none,gumbel=false,visits=50,time=10s", Limits::default()), 50);
+        assert_eq!(searched("mcts:model=none,gumbel=false", Limits::default()), 200);
     }
 }

@@ -216,8 +216,9 @@ fn side_index(side: Side) -> usize {
 pub struct SelfPlay<'a> {
     variant: &'static Variant,
     config: &'a SelfPlayConfig,
-    full_params: SearchParams,
-    fast_params: SearchParams,
+    /// The full and cheap searches of each side, by [`side_index`].
+    full_params: [SearchParams; 2],
+    fast_params: [SearchParams; 2],
     rng: StdRng,
     seed: u64,
     opponents: Vec<Opponent<'a>>,
@@ -227,8 +228,13 @@ impl<'a> SelfPlay<'a> {
     /// Self-play of `variant` under `config`, reproducible from `seed`.
     #[must_use]
     pub fn new(variant: &'static Variant, config: &'a SelfPlayConfig, seed: u64) -> SelfPlay<'a> {
-        let full_params = SearchParams { visits: config.full_visits, ..config.search.clone() };
-        let fast_params = SearchParams { visits: config.fast_visits, ..config.search.clone() };
+        let params = |visits: u32, side| {
+            let scale = if side == Side::Attackers { config.attacker_visits_scale } else { 1.0 };
+            // Validated to (0, 1000]: the product fits a u32.
+            SearchParams { visits: ((f64::from(visits) * scale).round() as u32).max(1), ..config.search.clone() }
+        };
+        let both = |visits| [params(visits, Side::Attackers), params(visits, Side::Defenders)];
+        let (full_params, fast_params) = (both(config.full_visits), both(config.fast_visits));
         SelfPlay { variant, config, full_params, fast_params, rng: StdRng::seed_from_u64(seed), seed, opponents: Vec::new() }
     }
 
@@ -245,7 +251,7 @@ impl<'a> SelfPlay<'a> {
 
     fn new_slot(&mut self, game_number: u64) -> Slot {
         let seed = self.seed ^ (game_number + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let search = Search::new(Game::new(self.variant), self.full_params.clone(), seed);
+        let search = Search::new(Game::new(self.variant), self.full_params[0].clone(), seed);
         let playout = self.rng.random::<f64>() < self.config.resign_playout_fraction;
         let opponent = self.take_opponent(seed);
         let mut slot =
@@ -253,7 +259,7 @@ impl<'a> SelfPlay<'a> {
         // An opponent playing the attackers moves first; a game it ends at once is not played.
         if Self::opponent_moves(&mut slot) || slot.search.game().outcome().is_over() {
             self.release_opponent(&mut slot);
-            slot.search = Search::new(Game::new(self.variant), self.full_params.clone(), seed);
+            slot.search = Search::new(Game::new(self.variant), self.full_params[0].clone(), seed);
             slot.opponent_failed = false;
         }
         slot.full = self.begin_search(&mut slot.search);
@@ -307,7 +313,8 @@ impl<'a> SelfPlay<'a> {
     /// Chooses full or cheap for the next search and starts it.
     fn begin_search(&mut self, search: &mut Search) -> bool {
         let full = self.rng.random::<f64>() < self.config.full_fraction;
-        let params = if full { &self.full_params } else { &self.fast_params };
+        let side = side_index(search.game().position().side_to_move());
+        let params = if full { &self.full_params[side] } else { &self.fast_params[side] };
         search.set_params(params.clone());
         search.start(params.visits);
         full
@@ -645,6 +652,29 @@ mod tests {
             }
             assert_eq!(stats.opponents[against.index].games, games.iter().filter(|h| h.opponent.is_some_and(|a| a.index == against.index)).count() as u64);
         }
+    }
+
+    #[test]
+    fn the_attackers_search_with_their_scale_of_visits() {
+        // The scripted opponent takes one side, so only the other side's searches evaluate.
+        let evaluations = |scale: f64, opponent_side| {
+            let config = SelfPlayConfig {
+                full_fraction: 1.0,
+                max_plies: 20,
+                attacker_visits_scale: scale,
+                opponent: "first".into(),
+                opponent_fraction: 1.0,
+                opponent_side,
+                ..small_config()
+            };
+            against_first_move(&config, 4).1.evaluations
+        };
+        // The attackers' searches grow with the scale: 8 visits, then 32.
+        let (plain, scaled) = (evaluations(1.0, OpponentSide::Defenders), evaluations(4.0, OpponentSide::Defenders));
+        assert!(scaled > 3 * plain, "{plain} evaluations at scale 1, {scaled} at scale 4");
+        assert!(evaluations(0.25, OpponentSide::Defenders) < plain);
+        // The defenders' do not: the same games, evaluation for evaluation.
+        assert_eq!(evaluations(4.0, OpponentSide::Attackers), evaluations(1.0, OpponentSide::Attackers));
     }
 
     #[test]
