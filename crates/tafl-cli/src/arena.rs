@@ -18,7 +18,8 @@ use crate::{Failure, bad_input, variant};
 
 const ARENA_HELP: &str = "Player specs: KIND:KEY=VALUE,...
   builtin[:visits=N][,time=1s][,guard=PLIES]
-                                       the trained net that ships with tafl (MCTS, 200 visits);
+                                       the trained net that ships with tafl (MCTS, 200 visits;
+                                       time= without visits=: it searches until the time is up);
                                        guard=3: each chosen move checked by a 3-ply alpha-beta,
                                        a move it proves lost replaced by the search's next best
   random[:seed=N]                      uniformly random moves

@@ -29,7 +29,8 @@ const ENGINE_HELP: &str = "Protocols:
   uci       a UCI-style protocol as TaflZero speaks it: uci, isready, position startpos|fen,
             go nodes|depth|movetime|wtime..|infinite, stop, quit
 
-Player specs: builtin[:visits=N][,time=DUR][,guard=PLIES] (the trained net that ships with tafl),
+Player specs: builtin[:visits=N][,time=DUR][,guard=PLIES] (the trained net that ships with tafl; given a time,
+by time= or by the clock, and no visits=, it searches until the time is up),
 mcts:model=PATH[,visits=N][,time=DUR][,guard=PLIES] (a checkpoint or a run directory, whose best model is used), alphabeta[:depth=N][,time=1s][,nodes=N], random[:seed=N], htp:cmd=PROGRAM.
 
 Examples:
@@ -46,9 +47,11 @@ Examples:
 #[derive(Args)]
 #[command(after_help = ENGINE_HELP)]
 pub struct EngineArgs {
-    /// The player to serve.
-    #[arg(long, default_value = "alphabeta:time=1s")]
-    player: String,
+    /// The player to serve [default: builtin:time=1s, the shipped net at one second a move
+    /// unless the protocol's clock says otherwise; alphabeta:time=1s for variants other than
+    /// copenhagen].
+    #[arg(long)]
+    player: Option<String>,
     /// htp, opentafl or uci.
     #[arg(long, default_value = "htp")]
     protocol: String,
@@ -85,14 +88,15 @@ pub fn build_player(spec: &str, variant: &'static Variant) -> Result<Box<dyn Pla
 /// Runs `tafl engine`.
 pub fn run(args: &EngineArgs) -> Result<u8, Failure> {
     let protocol: Protocol = args.protocol.parse().map_err(|e: String| bad_input(anyhow!(e)))?;
-    if args.opentafl_ini {
-        print!("{}", engine_ini(&args.player, &args.variant));
-        return Ok(0);
-    }
     if args.connect.is_some() && protocol != Protocol::Htp {
         return Err(bad_input(anyhow!("--connect is for --protocol htp")));
     }
     let variant = variant::load(&args.variant).map_err(bad_input)?;
+    let spec = args.player.as_deref().unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
+    if args.opentafl_ini {
+        print!("{}", engine_ini(spec, &args.variant));
+        return Ok(0);
+    }
     let move_time = match &args.move_time {
         Some(t) => Some(parse_duration(t).ok_or_else(|| bad_input(anyhow!("--move-time {t}: expected a duration such as 2s or 500ms")))?),
         None => None,
@@ -100,7 +104,7 @@ pub fn run(args: &EngineArgs) -> Result<u8, Failure> {
     let options = EngineOptions { move_time };
     let htp_options = HtpServerOptions { engine: options, defender_repeats: args.repeat_moves, ..HtpServerOptions::default() };
     // Fail on a bad spec before any connection.
-    let first = build_player(&args.player, variant)?;
+    let first = build_player(spec, variant)?;
     let failed = |e: io::Error| Failure { code: 1, error: anyhow!(e) };
 
     if let Some(host) = &args.connect {
@@ -116,7 +120,7 @@ pub fn run(args: &EngineArgs) -> Result<u8, Failure> {
 
     if let Some(addr) = &args.listen {
         let mut player = Some(first);
-        let spec = args.player.clone();
+        let spec = spec.to_string();
         listen(addr.as_str(), |input, output| {
             // A fresh player for each connection (the first one is already built).
             let player = match player.take() {

@@ -38,9 +38,10 @@ Examples:
 #[derive(Args)]
 #[command(after_help = PLAY_HELP)]
 pub struct PlayArgs {
-    /// The player you play against.
-    #[arg(long, default_value = "alphabeta:time=1s")]
-    player: String,
+    /// The player you play against [default: builtin:time=1s, the shipped net at one second a
+    /// move; alphabeta:time=1s for variants other than copenhagen].
+    #[arg(long)]
+    player: Option<String>,
     /// The side you play: attackers or defenders.
     #[arg(long, default_value = "attackers")]
     side: String,
@@ -179,7 +180,8 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
         Some(fen) => Position::from_fen(variant, fen).map_err(|e| bad_input(anyhow!("--fen: {e}")))?,
         None => Position::start(variant),
     };
-    let mut engine = build_player(&args.player, variant)?;
+    let spec = args.player.as_deref().unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
+    let mut engine = build_player(spec, variant)?;
     let limits = Limits { time: duration_arg("move-time", args.move_time.as_deref())?, ..Limits::default() };
     let style = Style { color };
     let mut session = Session { game: Game::from_position(start), captures: Vec::new() };

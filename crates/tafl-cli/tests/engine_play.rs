@@ -120,6 +120,19 @@ fn play_a_few_moves_then_quit() {
 }
 
 #[test]
+fn the_default_player_is_the_shipped_net_for_copenhagen_and_alpha_beta_elsewhere() {
+    let out = tafl(&["play", "--side", "defenders", "--no-save"], "quit\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout.contains("You play the defenders (O, K) against builtin:time=1s"), "{stdout}");
+    assert!(stdout.contains("builtin:time=1s plays "), "{stdout}");
+    let out = tafl(&["play", "--variant", "brandubh", "--no-save"], "quit\n");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("against alphabeta:time=1s"), "{}", text(&out));
+    let out = tafl(&["engine", "--protocol", "opentafl", "--opentafl-ini"], "");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("builtin:time=1s"), "{}", text(&out));
+}
+
+#[test]
 fn play_as_defenders_shows_dangers() {
     // The king alone near a corner: he sees a1 and k1 along rank 1.
     let out = tafl(

@@ -23,6 +23,17 @@ const FILES: [(&str, &[u8]); 4] = [
     ("weights/meta.json", include_bytes!("../builtin/weights/meta.json")),
 ];
 
+/// The variant the shipped net plays (its `player.toml` says so too; a test checks they agree).
+pub const VARIANT: &str = "copenhagen";
+
+/// The player `tafl play` and `tafl engine` use unless told otherwise: the shipped net at one
+/// second a move for its variant, where it beat `alphabeta:time=1s` at equal time (the
+/// README's "The shipped player"), else alpha-beta.
+#[must_use]
+pub fn default_player(variant: &str) -> &'static str {
+    if variant == VARIANT { "builtin:time=1s" } else { "alphabeta:time=1s" }
+}
+
 /// The lineage of the shipped nets (markdown), for `--help` texts and the README.
 pub const LINEAGE: &str = include_str!("../builtin/LINEAGE.md");
 
@@ -148,6 +159,16 @@ mod tests {
             let left: Vec<_> = fs::read_dir(&root).expect("root").flatten().map(|e| e.file_name()).collect();
             assert_eq!(left.len(), 1, "{left:?}");
             let _ = fs::remove_dir_all(&root);
+        }
+    }
+
+    #[test]
+    fn the_default_player_is_the_net_for_its_own_variant_only() {
+        let dir = bundle_dir().expect("the bundle is written");
+        assert_eq!(crate::export::read_manifest(&dir).expect("manifest").variant, VARIANT);
+        assert_eq!(default_player("copenhagen"), "builtin:time=1s");
+        for other in ["brandubh", "tablut", "copenhagen-13"] {
+            assert_eq!(default_player(other), "alphabeta:time=1s");
         }
     }
 
