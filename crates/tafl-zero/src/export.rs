@@ -396,7 +396,7 @@ pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Pat
     let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
     let net = factory.evaluator(&dir.join(WEIGHTS), cache).map_err(build)?;
     let inner = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed).with_guard(guard);
-    let asked = Limits { visits: spec.u64("visits")?, time: spec.duration("time")?, ..Limits::default() };
+    let asked = spec.limits()?;
     let default = Limits { visits: Some(u64::from(visits)), time, ..Limits::default() };
     Ok(Box::new(SpecPlayer { name: spec.name.clone(), asked, default, gumbel, inner }))
 }

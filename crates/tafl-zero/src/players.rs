@@ -102,7 +102,7 @@ impl ZeroFactory {
         };
         let base = if gumbel { SearchParams::gumbel(visits as u32) } else { SearchParams::puct(visits as u32) };
         let params = base.for_play();
-        let asked = Limits { visits: spec.u64("visits")?, time: spec.duration("time")?, ..Limits::default() };
+        let asked = spec.limits()?;
         let default = Limits { visits: Some(visits), ..Limits::default() };
         let name = spec.name.clone();
         if model == "none" {
@@ -123,7 +123,7 @@ pub const TIMED_VISITS: u64 = 1 << 24;
 /// asks for and the defaults of its kind.
 pub(crate) struct SpecPlayer<P> {
     pub(crate) name: String,
-    /// The spec's own `visits=` and `time=`.
+    /// The spec's own limits (`visits=`, `time=`).
     pub(crate) asked: Limits,
     /// When no time is given: the bundle's visits and time per move, or the `mcts` default visits.
     pub(crate) default: Limits,
