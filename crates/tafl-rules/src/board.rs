@@ -370,15 +370,22 @@ impl<B: Bits> Board<B> {
     ///
     /// The fort is the region of empty squares the king can reach (his own square included). Its
     /// rim must hold no attacker, and every rim defender must be one the attackers can never
-    /// capture while the defenders stand still (see `unbreakable_defenders`).
+    /// capture while the defenders stand still (see `walls_stand`).
     pub fn exit_fort(&self, g: &Geometry<B>) -> bool {
         if (self.king & g.edge).is_empty() {
             return false;
         }
         let empty = g.all & !self.occupied();
         let mut fort = self.king;
+        let mut around;
         loop {
-            let grown = fort | (g.neighbours(fort) & empty);
+            around = g.neighbours(fort);
+            // An attacker on the rim spoils the fort however far it would grow: stop here
+            // rather than flood the rest of an open board.
+            if !(around & self.attackers).is_empty() {
+                return false;
+            }
+            let grown = fort | (around & empty);
             if grown == fort {
                 break;
             }
@@ -387,28 +394,97 @@ impl<B: Bits> Board<B> {
         if fort == self.king {
             return false; // the king cannot move
         }
-        let rim = g.neighbours(fort) & !fort;
-        if !(rim & self.attackers).is_empty() {
-            return false;
-        }
-        let walls = rim & self.defenders;
-        (walls & !self.unbreakable_defenders(g, fort)).is_empty()
+        // The rim holds neither empty squares (they would be in the fort) nor attackers.
+        let walls = around & !fort;
+        self.walls_stand(g, fort, walls)
     }
 
-    /// The defenders that can never be captured while the defenders stand still, given a region
-    /// `fort` that attackers can never enter: the largest set in which every member, on each
-    /// axis, has a neighbour off the board, in the fort (the king's square included: the king is
-    /// never hostile to his own men, and when he moves his square stays inside the fort) but not
-    /// a square hostile to defenders, or another member. Members guard each other, so the set is
-    /// found by striking out members that lack a guard until none does.
+    /// Whether the attackers can never capture any of `walls`, the rim of `fort`, while the
+    /// defenders stand still.
     ///
-    /// Shieldwalls need no check of their own. A shieldwall needs an attacker in front of every
-    /// piece of its row and hostile squares at both ends. A rim defender on the edge touches the
-    /// fort either in front (never an attacker there) or along the edge, where the fort square,
-    /// or the king on it, stops any row (the king in a row needs an attacker in front too, and
-    /// his front is the fort or a rim defender). Any other member on the edge that guards a
-    /// member off the edge is fronted by it. So a row a shieldwall could take guards nothing here.
-    /// (A corner inside the fort is hostile and could close a row, but then the king can reach it.)
+    /// The defenders that can never be captured are the largest set in which no member can be
+    /// taken by attackers that stand only where they can ever get to while the set stands:
+    /// * *Reach*: the squares an attacker could ever occupy, flooded from the attackers through
+    ///   squares a soldier may pass (no corner, no impassable throne), outside the fort and the
+    ///   set. It is generous on purpose: attackers pass through each other and through the
+    ///   defenders outside the set as if those were gone. An attacker can stand on reach minus
+    ///   the restricted squares (he may cross the empty throne but not stop on it).
+    /// * A capture needs, on one axis of the defender, the mover arriving on one neighbour and an
+    ///   anvil on the other: a second attacker, or a square hostile to defenders (a corner, the
+    ///   empty throne). With one attacker left only a hostile square can be the anvil, and with
+    ///   none nothing can be taken. No attacker is ever captured while the defenders stand still
+    ///   (the king, shuttling inside the fort, never touches one), so the count only matters as
+    ///   it is now. A second attacker counts wherever he stands, even shut away for good.
+    /// * So a member is lost when, on some axis, one neighbour is a square an attacker can stand
+    ///   on and the other is hostile or, with two attackers or more, such a square too. A
+    ///   neighbour that is neither guards that axis: off the board, in the fort unless hostile
+    ///   (the king's square included: the king is never hostile to his own men, and when he
+    ///   moves his square stays in the fort), a member, or an empty square outside reach (a
+    ///   pocket closed off by members), which is as good as the edge.
+    ///
+    /// The set is found by striking out lost members and flooding again (reach only grows)
+    /// until none is lost; a lost wall ends the search at once. While the set stands the
+    /// attackers stay within reach and their number never grows, so by induction over the
+    /// moves no member is ever taken by a custodial capture.
+    ///
+    /// Shieldwalls need no check of their own. A shieldwall takes a whole row of pieces along
+    /// the edge, each with an attacker in front, bracketed by attackers or corners. Call a run
+    /// of members along the edge *exposed* when each has a square an attacker can stand on in
+    /// front and both squares beyond the run are such squares or corners. An exposed run touches
+    /// nothing else: no fort square, no other member, no pocket. So no wall is in one: each
+    /// touches the fort in front or along the edge, and the only fort square that could close a
+    /// run is a corner, whose other neighbour is then in the fort too (the king, not on the
+    /// corner, reaches it that way), so the wall's front, next to that neighbour, is in the fort
+    /// or on the rim. And taking an exposed run changes neither where attackers can go nor any
+    /// other member's guards. Any other member's row is never taken: along the edge from it over
+    /// members, either one has in front a square no attacker can ever stand on, or the run ends
+    /// on a square outside reach that is no corner. That square is an empty square of the fort
+    /// or a pocket (empty for good: the row is not closed there), the king (never fronted by an
+    /// attacker: his neighbours are the fort and the rim) or a defender that no attacker can
+    /// reach (never fronted either).
+    fn walls_stand(&self, g: &Geometry<B>, fort: B, walls: B) -> bool {
+        // Most forts stand on structure alone: no flood needed. That set's guards are squares no
+        // attacker can stand on and that are not hostile, so it lies inside the largest set.
+        if (walls & !self.unbreakable_defenders(g, fort)).is_empty() {
+            return true;
+        }
+        let hostile = self.hostile_to_defenders(g);
+        let pairs = self.attackers.count() >= 2;
+        let open = g.all & !g.soldier_blocked & !fort;
+        let mut safe = self.defenders;
+        let mut reach = self.attackers;
+        loop {
+            let pass = open & !safe;
+            loop {
+                let grown = reach | (g.neighbours(reach) & pass);
+                if grown == reach {
+                    break;
+                }
+                reach = grown;
+            }
+            let stand = reach & !g.restricted;
+            let anvil = if pairs { stand | hostile } else { hostile };
+            let lost = safe
+                & ((g.east(stand) & g.west(anvil))
+                    | (g.west(stand) & g.east(anvil))
+                    | (g.north(stand) & g.south(anvil))
+                    | (g.south(stand) & g.north(anvil)));
+            if lost.is_empty() {
+                return true;
+            }
+            if !(lost & walls).is_empty() {
+                return false;
+            }
+            safe &= !lost;
+        }
+    }
+
+    /// The structural part of `walls_stand`, without reach: the largest set of defenders in
+    /// which every member, on each axis, has a neighbour off the board, in the fort (the king's
+    /// square included) but not a square hostile to defenders, or another member. Members guard
+    /// each other, so the set is found by striking out members that lack a guard until none
+    /// does. Any square no attacker can stand on would do as a guard; these are the ones known
+    /// without a flood.
     fn unbreakable_defenders(&self, g: &Geometry<B>, fort: B) -> B {
         let shelter = fort & !self.hostile_to_defenders(g);
         let mut safe = self.defenders;
