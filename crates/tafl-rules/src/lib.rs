@@ -14,13 +14,20 @@
 //! * **Exit fort**: the fort is the region of empty squares the king can reach (his own square
 //!   included); the king must stand on the edge and be able to move; the rim of that region must
 //!   hold no attacker, and each rim defender must be safe forever with the defenders standing
-//!   still: the safe defenders are the largest set in which each member, on each axis, has a
-//!   neighbour that is off the board, inside the fort (the king's square too, since the king is
-//!   never hostile to his own men; not an empty throne or a corner), or another member; any
-//!   defender may be a member, not only the rim. No shieldwall can take a rim defender (each one
-//!   on the edge touches the fort in front or along the edge; `Board::unbreakable_defenders`
-//!   gives the argument). Checked after defender moves only: it is the defenders who complete a
-//!   fort.
+//!   still (RULES.md's "impossible for the attackers to break"). The safe defenders are the
+//!   largest set (any defenders, not only the rim) that attackers cannot take while the set
+//!   stands, the attackers standing only where they can ever get to: a flood from them through
+//!   every square but the fort, the set, the corners and an impassable throne (the throne and
+//!   the corners are no squares to stop on). A capture needs an attacker arriving on one side
+//!   and, across, a second attacker or a square hostile to defenders (a corner, the empty
+//!   throne). So a member needs, on each axis, a neighbour that is neither hostile nor a square
+//!   an attacker can stand on: off the board, inside the fort (the king's square too, since the
+//!   king is never hostile to his own men; not an empty throne or a corner), another member, or
+//!   a pocket no attacker can reach, walled off by members (as good as the edge). With a single
+//!   attacker left the only threat is a hostile square on one side and a square he can reach
+//!   across it; with none, nothing can be taken. A second attacker counts wherever he stands,
+//!   even shut away. No shieldwall can take a rim defender (`Board::walls_stand` gives the
+//!   argument). Checked after defender moves only: it is the defenders who complete a fort.
 //! * **Encirclement** is checked after attacker moves only (a defender move cannot create it); a
 //!   defender on the edge means no encirclement; a board without defenders or king is not
 //!   encircled.

@@ -539,6 +539,10 @@ fn a_square_no_attacker_can_reach_guards_a_wall_like_the_edge() {
             assert_eq!(outcome, won(D, Reason::ExitFort), "{pieces}");
         }
     }
+    // The README's FEN of this fort.
+    let pieces = format!("X: f11 f1 k5  {POCKET_FORT}");
+    let fen = Position::from_fen(Variant::copenhagen(), "5a5/11/11/1ddd7/dd1d7/1kd8/dd8a/11/11/11/5a5 d").expect("FEN");
+    assert_eq!(fen.to_fen(), position(Variant::copenhagen(), D, &pieces).to_fen());
     // A pocket with a breakable wall: without d8, d7 can be taken from d6 and d8, and then an
     // attacker can come to c7 and take c6 with one on c5.
     let breakable = "X: f11 f1 k5  O: a7 b7 c6 a5 b5 d7 c8 b8  K: b6";
