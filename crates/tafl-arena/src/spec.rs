@@ -24,10 +24,18 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use tafl_protocol::htp::{HtpConfig, HtpPlayer};
-use tafl_search::{AlphaBeta, Limits, Player, RandomPlayer};
+use tafl_search::{AlphaBeta, Limits, MAX_SEARCH_COUNT, Player, RandomPlayer};
 
 /// The keys that become search [`Limits`]: `visits`, `nodes`, `depth`, `time`.
 pub const LIMIT_KEYS: [&str; 4] = ["visits", "nodes", "depth", "time"];
+
+/// The deepest `depth=` a spec may ask for (alpha-beta searches at most 32 plies anyway).
+pub const MAX_SPEC_DEPTH: u64 = 64;
+/// The longest `time=` or `timeout=` a spec may ask for per move.
+pub const MAX_SPEC_TIME: Duration = Duration::from_secs(3600);
+/// The deepest tactical check (`guard=`) a spec may ask for: each ply multiplies its cost by
+/// the branching factor, and 8 plies already take minutes.
+pub const MAX_GUARD_PLIES: u64 = 8;
 
 /// A parsed player spec: a kind and its parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,15 +180,28 @@ impl PlayerSpec {
             .transpose()
     }
 
-    /// A duration parameter: `1s`, `250ms`, `1.5s`, `2m`, or plain seconds.
-    pub fn duration(&self, key: &str) -> Result<Option<Duration>, SpecError> {
-        self.get(key).map(|v| parse_duration(v).ok_or_else(|| bad(key, v, "a duration such as 1s, 250ms or 2m"))).transpose()
+    /// A whole-number parameter of at most `max`.
+    pub fn bounded(&self, key: &str, max: u64) -> Result<Option<u64>, SpecError> {
+        match self.u64(key)? {
+            Some(n) if n > max => Err(bad(key, &n.to_string(), &format!("a whole number of at most {max}"))),
+            n => Ok(n),
+        }
     }
 
-    /// The search limits in the spec (`visits`, `nodes`, `depth`, `time`).
+    /// A duration parameter: `1s`, `250ms`, `1.5s`, `2m`, or plain seconds; at most
+    /// [`MAX_SPEC_TIME`].
+    pub fn duration(&self, key: &str) -> Result<Option<Duration>, SpecError> {
+        let expected = "a duration of at most an hour, such as 1s, 250ms or 2m";
+        self.get(key).map(|v| parse_duration(v).filter(|d| *d <= MAX_SPEC_TIME).ok_or_else(|| bad(key, v, expected))).transpose()
+    }
+
+    /// The search limits in the spec (`visits`, `nodes`, `depth`, `time`), each bounded
+    /// ([`MAX_SEARCH_COUNT`], [`MAX_SPEC_DEPTH`], [`MAX_SPEC_TIME`]).
     pub fn limits(&self) -> Result<Limits, SpecError> {
-        let depth = self.u64("depth")?.map(|d| u32::try_from(d).map_err(|_| bad("depth", &d.to_string(), "a depth below 2^32"))).transpose()?;
-        Ok(Limits { visits: self.u64("visits")?, nodes: self.u64("nodes")?, depth, time: self.duration("time")? })
+        let depth = self.bounded("depth", MAX_SPEC_DEPTH)?.map(|d| d as u32);
+        let visits = self.bounded("visits", MAX_SEARCH_COUNT)?;
+        let nodes = self.bounded("nodes", MAX_SEARCH_COUNT.saturating_mul(64))?;
+        Ok(Limits { visits, nodes, depth, time: self.duration("time")?, ..Limits::default() })
     }
 }
 

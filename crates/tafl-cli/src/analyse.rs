@@ -51,10 +51,10 @@ pub struct AnalyseArgs {
     #[arg(long)]
     time: Option<String>,
     /// Search depth per position (alpha-beta).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
     /// Nodes (or MCTS visits) per position.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=tafl_search::MAX_SEARCH_COUNT))]
     nodes: Option<u64>,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -111,6 +111,7 @@ pub fn run(args: &AnalyseArgs) -> Result<u8, Failure> {
         depth: args.depth,
         nodes: args.nodes,
         visits: args.nodes,
+        ..Limits::default()
     };
     let failed = |e: anyhow::Error| Failure { code: 1, error: e };
     if let Some(path) = &args.record {

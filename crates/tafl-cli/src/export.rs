@@ -33,7 +33,7 @@ pub struct ExportArgs {
     #[arg(long)]
     out: PathBuf,
     /// Visits per move.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=tafl_search::MAX_SEARCH_COUNT as i64))]
     visits: u32,
     /// Longest time per move when the caller gives no clock (`1s`, `500ms`; `none`: visits only).
     #[arg(long, default_value = "1s")]

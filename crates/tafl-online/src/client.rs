@@ -851,7 +851,7 @@ impl Client {
 
     /// Starts a search for our move in `id`, with the clock's budget.
     fn think(&mut self, id: GameId) {
-        let base = self.options.limits;
+        let base = self.options.limits.clone();
         let policy = self.options.clock;
         let untimed = self.options.untimed_move_time;
         let Some(a) = self.active.get_mut(&id) else { return };

@@ -25,7 +25,7 @@ impl Player for LimitsRecorder {
     }
 
     fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
-        self.asked.lock().expect("not poisoned").push(*limits);
+        self.asked.lock().expect("not poisoned").push(limits.clone());
         game.legal_moves().first().copied().map(MoveChoice::just).ok_or(PlayerError::NoMoves)
     }
 }

@@ -34,7 +34,7 @@ use std::thread::{self, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use tafl_rules::{Game, PRESETS, Position, Side, Variant, parse_move};
-use tafl_search::{Limits, MoveChoice, Player};
+use tafl_search::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player};
 
 use crate::engine::{EngineOptions, choose_checked, compact_move, time_for_move};
 
@@ -42,6 +42,8 @@ use crate::engine::{EngineOptions, choose_checked, compact_move, time_for_move};
 const FIRST_SLICE: Duration = Duration::from_millis(100);
 /// The longest slice: `stop` waits at most this long.
 const LONGEST_SLICE: Duration = Duration::from_secs(1);
+/// The deepest `go depth`: deeper asks are searched this deep (alpha-beta stops at 32 anyway).
+const MAX_GO_DEPTH: u32 = 64;
 
 type Output<'a> = Mutex<&'a mut (dyn Write + Send)>;
 
@@ -54,7 +56,7 @@ fn say(out: &Output<'_>, line: &str) {
 }
 
 /// How a `go` searches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Go {
     /// Once, with these limits.
     Limited(Limits),
@@ -241,10 +243,13 @@ impl UciServer {
                 }
                 "nodes" => {
                     let n = number()?;
+                    if n > MAX_SEARCH_COUNT {
+                        return Err(format!("`nodes {n}`: at most {MAX_SEARCH_COUNT}"));
+                    }
                     limits.nodes = Some(n);
                     limits.visits = Some(n);
                 }
-                "depth" => limits.depth = Some(u32::try_from(number()?).map_err(|_| "depth too large")?),
+                "depth" => limits.depth = Some(u32::try_from(number()?.min(u64::from(MAX_GO_DEPTH))).unwrap_or(MAX_GO_DEPTH)),
                 "movetime" => limits.time = Some(ms(number()?)),
                 "wtime" => wtime = Some(ms(number()?)),
                 "btime" => btime = Some(ms(number()?)),
@@ -320,7 +325,7 @@ fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &AtomicBool, o
             // still needs a move.
             loop {
                 let slice_started = Instant::now();
-                match choose_checked(player.as_mut(), game, &Limits { time: Some(slice), ..limits }) {
+                match choose_checked(player.as_mut(), game, &limits.with_time(Some(slice))) {
                     Ok(choice) => {
                         say(out, &info_line(&choice, started.elapsed()));
                         best = Some(choice);

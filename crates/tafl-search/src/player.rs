@@ -1,13 +1,71 @@
 //! The `Player` trait: choose a move for a game under limits.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tafl_rules::{Game, Move};
 
+/// The most visits or nodes a search may be asked for: far beyond any time a person or a match
+/// waits (hours at the fastest search here), and small enough that what is allocated per visit
+/// up front (a Gumbel search's visit schedule) stays within memory.
+pub const MAX_SEARCH_COUNT: u64 = 1 << 24;
+
+/// A flag that ends a search from outside: set it (from another thread) and the search returns
+/// its best move so far within a fraction of a second. Cloning shares the flag. The default
+/// never fires.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(Option<Arc<AtomicBool>>);
+
+impl Stop {
+    /// A flag not yet set.
+    #[must_use]
+    pub fn new() -> Stop {
+        Stop(Some(Arc::new(AtomicBool::new(false))))
+    }
+
+    /// Asks every search watching this flag to end.
+    pub fn stop(&self) {
+        if let Some(flag) = &self.0 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// True once [`Stop::stop`] was called on this flag or a clone of it.
+    #[must_use]
+    pub fn is_set(&self) -> bool {
+        self.0.as_ref().is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Stop {
+    /// The same flag (or both none).
+    fn eq(&self, other: &Stop) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Stop {}
+
+/// Sets its flag when dropped: a request handler holds one, so that a search ends when the
+/// request is abandoned (its future dropped) as well as when it finishes.
+#[derive(Debug)]
+pub struct StopOnDrop(pub Stop);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
 /// Limits on one move's search. `None` means "the player's own default"; a player honours the
-/// limits that apply to it (visits for MCTS, nodes and depth for alpha-beta, time for all) and
-/// stops at the first one reached.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// limits that apply to it (visits for MCTS, nodes and depth for alpha-beta, time and the stop
+/// flag for all) and stops at the first one reached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     /// MCTS visits (simulations).
     pub visits: Option<u64>,
@@ -17,6 +75,16 @@ pub struct Limits {
     pub depth: Option<u32>,
     /// Wall-clock time for this move: the move is returned within it.
     pub time: Option<Duration>,
+    /// Ends the search early when set (a client gone, `stop`); the best move so far is returned.
+    pub stop: Stop,
+}
+
+impl Limits {
+    /// These limits with `time` as the time.
+    #[must_use]
+    pub fn with_time(&self, time: Option<Duration>) -> Limits {
+        Limits { time, ..self.clone() }
+    }
 }
 
 /// A chosen move and what the search learnt on the way.
@@ -28,7 +96,7 @@ pub struct MoveChoice {
     pub value: Option<f32>,
     /// The principal variation, starting with `mv`, if known.
     pub pv: Vec<Move>,
-    /// Depth reached (alpha-beta) or visits made (MCTS) or 0.
+    /// Depth reached (alpha-beta), the principal variation's length (MCTS) or 0.
     pub depth: u32,
     /// Nodes searched or visits made.
     pub nodes: u64,

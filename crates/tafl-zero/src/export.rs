@@ -18,13 +18,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use tafl_arena::spec::parse_duration;
-use tafl_arena::{PlayerSpec, SpecError};
+use tafl_arena::{MAX_GUARD_PLIES, PlayerSpec, SpecError};
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
 use tafl_rules::Variant;
-use tafl_search::{Limits, MctsPlayer, Player, SearchParams};
+use tafl_search::{Limits, MAX_SEARCH_COUNT, MctsPlayer, Player, SearchParams};
 
 use crate::ZeroError;
-use crate::players::{SpecPlayer, ZeroFactory};
+use crate::players::{MAX_BATCH, MAX_CACHE, SpecPlayer, ZeroFactory};
 use crate::rundir::{ModelInfo, RunDir};
 
 /// The bundle's settings file.
@@ -381,11 +381,11 @@ pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Pat
         return Err(build(format!("{}: variant = {:?}, but the game is {}", dir.join(MANIFEST).display(), manifest.variant, variant.name())));
     }
     let s = &manifest.search;
-    let visits = spec.u64("visits")?.map_or(s.visits, |v| u32::try_from(v).unwrap_or(u32::MAX));
-    let batch = spec.u64("batch")?.map_or(s.batch, |b| b as usize);
-    let cache = spec.u64("cache")?.unwrap_or(0) as usize;
+    let visits = spec.bounded("visits", MAX_SEARCH_COUNT)?.map_or(s.visits, |v| v as u32);
+    let batch = spec.bounded("batch", MAX_BATCH)?.map_or(s.batch, |b| b as usize);
+    let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
     let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
-    let guard = spec.u64("guard")?.map_or(s.guard, |g| u32::try_from(g).unwrap_or(u32::MAX));
+    let guard = spec.bounded("guard", MAX_GUARD_PLIES)?.map_or(s.guard, |g| g as u32);
     let gumbel = match spec.get("gumbel") {
         None => s.gumbel,
         Some("true" | "yes" | "1") => true,

@@ -16,14 +16,20 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tafl_arena::{PlayerFactory, PlayerSpec, SpecError, netless_player};
+use tafl_arena::{MAX_GUARD_PLIES, PlayerFactory, PlayerSpec, SpecError, netless_player};
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
-use tafl_search::{Limits, MctsPlayer, Player, SearchParams, UniformEvaluator};
+use tafl_search::{Limits, MAX_SEARCH_COUNT, MctsPlayer, Player, SearchParams, UniformEvaluator};
 
 /// The keys an `mcts` spec takes.
 pub const MCTS_KEYS: [&str; 8] = ["model", "visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
+
+/// The largest `batch=` (leaves per net call) a spec may ask for.
+pub const MAX_BATCH: u64 = 1024;
+/// The largest `cache=` (positions kept by the evaluator's cache) a spec may ask for: about
+/// 2 GB of policies at the most.
+pub const MAX_CACHE: u64 = 1 << 20;
 
 /// The kinds [`ZeroFactory`] knows.
 pub const KINDS: &str = "builtin, mcts, random, alphabeta, htp";
@@ -90,11 +96,11 @@ impl ZeroFactory {
     fn mcts(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
         spec.check_keys(&MCTS_KEYS)?;
         let model = spec.get("model").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "model".into() })?;
-        let visits = spec.u64("visits")?.unwrap_or(200);
-        let batch = spec.u64("batch")?.unwrap_or(8) as usize;
-        let cache = spec.u64("cache")?.unwrap_or(0) as usize;
+        let visits = spec.bounded("visits", MAX_SEARCH_COUNT)?.unwrap_or(200);
+        let batch = spec.bounded("batch", MAX_BATCH)?.unwrap_or(8) as usize;
+        let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
         let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
-        let guard = u32::try_from(spec.u64("guard")?.unwrap_or(0)).unwrap_or(u32::MAX);
+        let guard = spec.bounded("guard", MAX_GUARD_PLIES)?.unwrap_or(0) as u32;
         let gumbel = match spec.get("gumbel") {
             None | Some("true" | "yes" | "1") => true,
             Some("false" | "no" | "0") => false,
@@ -138,7 +144,7 @@ impl<P> SpecPlayer<P> {
     /// thinks for a second rather than stopping at the bundle's visits; without a time, the
     /// defaults apply.
     pub(crate) fn limits(&self, caller: &Limits) -> Limits {
-        let mut limits = *caller;
+        let mut limits = caller.clone();
         limits.visits = limits.visits.or(self.asked.visits);
         limits.time = limits.time.or(self.asked.time);
         if limits.time.is_none() {

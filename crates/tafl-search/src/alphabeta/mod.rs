@@ -29,7 +29,7 @@ use ordering::{Heuristics, MAX_PLY, Picker};
 use tt::{Bound, Table};
 
 use crate::clock::{Clock, WallClock};
-use crate::player::{Limits, MoveChoice, Player, PlayerError};
+use crate::player::{Limits, MoveChoice, Player, PlayerError, Stop};
 
 /// The score of a win at the root; a win `n` plies away scores `WIN - n`.
 pub const WIN: i32 = 30_000;
@@ -140,7 +140,7 @@ impl AlphaBeta {
     /// The player's own limits.
     #[must_use]
     pub fn limits(&self) -> Limits {
-        self.limits
+        self.limits.clone()
     }
 
     /// A player from comma-separated `key=value` parameters, as in the spec
@@ -188,13 +188,18 @@ impl AlphaBeta {
     /// move it considers ([`crate::MctsPlayer::with_guard`]). A game already decided answers
     /// by its winner.
     pub fn wins_by_force(&mut self, game: &Game, depth: u32) -> bool {
+        self.wins_by_force_within(game, &Limits { depth: Some(depth), ..Limits::default() })
+    }
+
+    /// [`AlphaBeta::wins_by_force`] within `limits` (their depth, and a time or a stop flag):
+    /// a search cut short by them proves nothing and answers false.
+    pub fn wins_by_force_within(&mut self, game: &Game, limits: &Limits) -> bool {
         match game.outcome() {
             Outcome::Ongoing => {}
             Outcome::Decided { winner, .. } => return winner == game.position().side_to_move(),
             Outcome::Draw { .. } => return false,
         }
-        let limits = Limits { depth: Some(depth), ..Limits::default() };
-        self.search(game, &limits).is_ok_and(|(_, score)| score.is_some_and(|s| s > WIN_BOUND))
+        self.search(game, limits).is_ok_and(|(_, score)| score.is_some_and(|s| s > WIN_BOUND))
     }
 
     /// The move and, when an iteration finished, the score of the side to move.
@@ -232,6 +237,7 @@ impl AlphaBeta {
             nodes: 0,
             node_limit: nodes.unwrap_or(u64::MAX),
             deadline: time.map(|t| start + t.saturating_sub(time_margin(t))),
+            stop: &limits.stop,
             aborted: false,
             pv: Box::new([[Move::default(); MAX_PLY]; MAX_PLY]),
             pv_len: [0; MAX_PLY],
@@ -315,6 +321,8 @@ struct Search<'a> {
     node_limit: u64,
     /// Stop searching at once after this.
     deadline: Option<Instant>,
+    /// Or once this is set.
+    stop: &'a Stop,
     aborted: bool,
     /// Triangular principal-variation table.
     pv: Box<[[Move; MAX_PLY]; MAX_PLY]>,
@@ -329,6 +337,8 @@ impl Search<'_> {
     /// Iterative deepening up to `max_depth`; a new iteration starts only before `soft_deadline`.
     fn iterate(&mut self, max_depth: u32, soft_deadline: Option<Instant>, root_moves: &[Move]) -> (MoveChoice, Option<Score>) {
         let mut best: Option<(Score, Vec<Move>, u32)> = None;
+        // The score of the last iteration that finished: an aborted one proves nothing.
+        let mut finished: Option<Score> = None;
         for depth in 1..=max_depth {
             // Each extension searches every move of its side, so a path gets at most two.
             self.extension_cap = (depth as usize + 2).min(MAX_PLY - 2);
@@ -342,10 +352,11 @@ impl Search<'_> {
                     best = Some((self.root_best, pv, depth - 1));
                 } else {
                     best = Some((score, pv, depth));
+                    finished = Some(score);
                 }
             }
             let decided = score.abs() > WIN_BOUND;
-            let out_of_time = soft_deadline.is_some_and(|t| self.clock.now() >= t);
+            let out_of_time = soft_deadline.is_some_and(|t| self.clock.now() >= t) || self.stop.is_set();
             if self.aborted || decided || out_of_time || self.nodes >= self.node_limit {
                 break;
             }
@@ -353,7 +364,7 @@ impl Search<'_> {
         match best {
             Some((score, pv, depth)) => {
                 let value = Some((score as f32 / VALUE_SCALE).tanh());
-                (MoveChoice { mv: pv[0], value, pv, depth, nodes: self.nodes }, Some(score))
+                (MoveChoice { mv: pv[0], value, pv, depth, nodes: self.nodes }, finished)
             }
             // Aborted inside the first iteration before any move was scored.
             None => (MoveChoice { nodes: self.nodes, ..MoveChoice::just(root_moves[0]) }, None),
@@ -364,7 +375,7 @@ impl Search<'_> {
         if self.nodes >= self.node_limit {
             self.aborted = true;
         }
-        if self.nodes.is_multiple_of(CLOCK_EVERY) && self.deadline.is_some_and(|d| self.clock.now() >= d) {
+        if self.nodes.is_multiple_of(CLOCK_EVERY) && (self.stop.is_set() || self.deadline.is_some_and(|d| self.clock.now() >= d)) {
             self.aborted = true;
         }
     }

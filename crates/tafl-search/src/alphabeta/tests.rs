@@ -431,7 +431,7 @@ fn versus_random() {
     let mut plies = [0; 2];
     for seed in 0..games {
         for (i, ab_attacks) in [true, false].into_iter().enumerate() {
-            let mut ab = AlphaBeta::new(limits);
+            let mut ab = AlphaBeta::new(limits.clone());
             let mut random = RandomPlayer::new(seed);
             let (outcome, n) = if ab_attacks {
                 play(&mut [&mut ab, &mut random], Game::new(Variant::copenhagen()), &Limits::default(), 1000)
@@ -446,7 +446,7 @@ fn versus_random() {
     }
     println!(
         "{}: as attackers {}/{games} (mean {} plies), as defenders {}/{games} (mean {} plies)",
-        AlphaBeta::new(limits).name(),
+        AlphaBeta::new(limits.clone()).name(),
         wins[0],
         plies[0] / games as usize,
         wins[1],
@@ -526,4 +526,26 @@ fn weights_match() {
         400,
     );
     println!("candidate vs base at depth {d}: {r:?}");
+}
+
+#[test]
+fn a_stop_flag_ends_the_search_at_once_with_a_legal_move() {
+    let start = game(START);
+    let stop = crate::Stop::new();
+    stop.stop();
+    // Depth 20 would take hours; with the flag up it returns after a first check of it.
+    let limits = Limits { depth: Some(20), stop: stop.clone(), ..Limits::default() };
+    let choice = AlphaBeta::with_depth(20).choose(&start, &limits).expect("a move");
+    assert!(start.legal_moves().contains(&choice.mv));
+    assert!(choice.nodes < 1_000, "{} nodes after the stop", choice.nodes);
+    // An escape seen at the root needs no search: it stays proven with the flag up. The
+    // start, searched to depth 20, is cut short and proves nothing.
+    let escape = game("11/11/11/11/11/11/11/11/11/11/1k9 d");
+    let mut ab = AlphaBeta::with_depth(3);
+    assert!(ab.wins_by_force_within(&escape, &Limits { depth: Some(3), stop: stop.clone(), ..Limits::default() }));
+    assert!(!ab.wins_by_force_within(&start, &Limits { depth: Some(20), stop, ..Limits::default() }));
+    // A clone shares the flag; the default flag never fires.
+    let other = crate::Stop::new();
+    other.clone().stop();
+    assert!(other.is_set() && !crate::Stop::default().is_set() && !crate::Stop::new().is_set());
 }

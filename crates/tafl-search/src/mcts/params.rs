@@ -47,6 +47,10 @@ pub struct SearchParams {
     /// `c_scale` of `sigma`; `q` is first rescaled to [0, 1] by the node's smallest and largest
     /// completed Q, as in mctx (whose default `value_scale` this is).
     pub c_scale: f32,
+    /// The most memory one tree may hold, in MiB: a search ends when its tree reaches it, so a
+    /// long search (an analysis, a PUCT search given minutes) cannot fill the machine. A node
+    /// costs about 1.5 KB with its edges in Copenhagen: the default holds about 350 000 nodes.
+    pub max_tree_mib: u32,
 }
 
 impl Default for SearchParams {
@@ -65,6 +69,7 @@ impl Default for SearchParams {
             gumbel_k: 16,
             c_visit: 50.0,
             c_scale: 0.1,
+            max_tree_mib: 512,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::tree::Proof;
 use crate::alphabeta::AlphaBeta;
 use crate::clock::{Clock, WallClock};
 use crate::evaluator::Evaluator;
-use crate::player::{Limits, MoveChoice, Player, PlayerError};
+use crate::player::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, PlayerError};
 
 /// An MCTS player. One tree per game: when the next position it is asked about follows from the
 /// last one (its own move and the opponent's reply), the search goes on from the kept subtree.
@@ -122,16 +122,15 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
         }
         let started = self.clock.now();
         let mut search = self.search_for(game);
-        let visits = limits.visits.map_or(self.params.visits, |v| u32::try_from(v).unwrap_or(u32::MAX));
+        // (`Search::start` bounds the count.)
+        let visits = limits.visits.map_or(self.params.visits, |v| u32::try_from(v.min(MAX_SEARCH_COUNT)).unwrap_or(u32::MAX));
         search.start(visits);
         // Time is checked between batches: stop when the next batch might not fit, judged by
         // twice the slowest so far plus a twentieth of the time for the scheduler's whims.
         let mut slowest = Duration::ZERO;
         while !search.done() {
-            if let Some(time) = limits.time
-                && self.clock.now() - started + 2 * slowest + time / 20 >= time
-                && search.root_visits() > 0
-            {
+            let out_of_time = limits.time.is_some_and(|time| self.clock.now() - started + 2 * slowest + time / 20 >= time);
+            if (out_of_time || limits.stop.is_set()) && search.root_visits() > 0 {
                 break;
             }
             let t = self.clock.now();
@@ -145,12 +144,16 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
         let result = search.result();
         self.search = Some(search);
         let chosen = result.best_move.ok_or(PlayerError::NoMoves)?;
-        let mv = self.guarded(game, chosen, &result);
+        // The guard gets what is left of the move's time, and the same stop flag.
+        let left = limits.time.map(|t| t.saturating_sub(self.clock.now() - started));
+        let mv = self.guarded(game, chosen, &result, &limits.with_time(left));
         let mut pv = result.pv;
         if pv.first() != Some(&mv) {
             pv = vec![mv];
         }
-        Ok(MoveChoice { mv, value: Some(result.root_value), pv, depth: result.visits, nodes: u64::from(result.visits) })
+        // An MCTS has no depth of its own: the principal variation's length stands for it.
+        let depth = u32::try_from(pv.len()).unwrap_or(u32::MAX);
+        Ok(MoveChoice { mv, value: Some(result.root_value), pv, depth, nodes: u64::from(result.visits) })
     }
 
     fn new_game(&mut self) {
@@ -164,7 +167,7 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
 impl<E: Evaluator> MctsPlayer<E> {
     /// `chosen`, or with a guard and `chosen` proven lost, the first of the search's other moves
     /// (most visited first) that the guard does not prove lost; `chosen` when all it looks at are.
-    pub(crate) fn guarded(&mut self, game: &Game, chosen: Move, result: &SearchResult) -> Move {
+    pub(crate) fn guarded(&mut self, game: &Game, chosen: Move, result: &SearchResult, limits: &Limits) -> Move {
         let Some(guard) = &mut self.guard else { return chosen };
         if result.proof == Some(Proof::Win) {
             return chosen;
@@ -174,7 +177,11 @@ impl<E: Evaluator> MctsPlayer<E> {
         let candidates = std::iter::once(chosen).chain(ranked.into_iter().map(|(m, _)| m)).take(GUARD_MOVES);
         for mv in candidates {
             let mut next = game.clone();
-            if next.play(mv).is_ok() && !guard.alphabeta.wins_by_force(&next, guard.depth) {
+            if limits.stop.is_set() {
+                return chosen;
+            }
+            let within = Limits { depth: Some(guard.depth), nodes: None, visits: None, ..limits.clone() };
+            if next.play(mv).is_ok() && !guard.alphabeta.wins_by_force_within(&next, &within) {
                 return mv;
             }
         }

@@ -189,7 +189,9 @@ impl Search {
             }
         }
         self.plan = RootPlan::default();
-        self.budget = visits;
+        // Whoever asks (a config, a bundle, a protocol): a Gumbel root plans its whole budget
+        // up front, so an unbounded one would allocate gigabytes before the first visit.
+        self.budget = visits.min(crate::MAX_SEARCH_COUNT as u32);
         self.started = 0;
         self.finished = 0;
         self.root_ready = false;
@@ -232,7 +234,12 @@ impl Search {
 
     fn exhausted(&self) -> bool {
         let root = self.root();
-        root.proof.is_some() || (self.root_ready && self.started >= self.budget)
+        root.proof.is_some() || (self.root_ready && (self.started >= self.budget || self.tree_full()))
+    }
+
+    /// The tree holds as much memory as the parameters allow: no more simulations.
+    fn tree_full(&self) -> bool {
+        self.tree.bytes() >= (self.params.max_tree_mib as usize) << 20
     }
 
     /// Runs simulations until `max` leaves wait for an evaluation, the budget is spent or a

@@ -334,7 +334,7 @@ fn mcts_player_plays_whole_games_against_random() {
     // (Gumbel's attackers at 16 visits with no evaluator shuffle past the 600-ply cap against
     // random defenders; PUCT's capture the king.)
     for (params, side) in [(SearchParams::gumbel(16), Side::Defenders), (SearchParams::puct(16), Side::Attackers)] {
-        let g = play_out(MctsPlayer::new(UniformEvaluator, params).with_seed(1), side, limits);
+        let g = play_out(MctsPlayer::new(UniformEvaluator, params).with_seed(1), side, limits.clone());
         // The game is played to its end by the rules, not cut short by the 600-ply cap.
         assert!(g.outcome().is_over(), "{side}: {:?} after {} plies", g.outcome(), g.ply());
     }
@@ -605,17 +605,17 @@ fn the_guard_replaces_a_move_it_proves_lost() {
     after.play(trap).expect("legal");
     assert!(crate::AlphaBeta::with_depth(1).wins_by_force(&after, 1), "c9-c6 captures the king");
     let mut unguarded = MctsPlayer::new(UniformEvaluator, SearchParams::puct(0));
-    assert_eq!(unguarded.guarded(&start, trap, &chose(&start, trap)), trap, "no guard, no change");
+    assert_eq!(unguarded.guarded(&start, trap, &chose(&start, trap), &Limits::default()), trap, "no guard, no change");
     for depth in [1, 3] {
         let mut player = MctsPlayer::new(UniformEvaluator, SearchParams::puct(0)).with_guard(depth);
-        let chosen = player.guarded(&start, trap, &chose(&start, trap));
+        let chosen = player.guarded(&start, trap, &chose(&start, trap), &Limits::default());
         assert_eq!(chosen.from, parse_square("c5", 11).expect("square"), "{chosen}: a king move at depth {depth}");
         let mut next = start.clone();
         next.play(chosen).expect("legal");
         assert!(!crate::AlphaBeta::with_depth(3).wins_by_force(&next, 3), "{chosen} is lost too");
         // A search that proved its move wins is not second-guessed.
         let proven = SearchResult { proof: Some(Proof::Win), ..chose(&start, trap) };
-        assert_eq!(player.guarded(&start, trap, &proven), trap);
+        assert_eq!(player.guarded(&start, trap, &proven, &Limits::default()), trap);
     }
 }
 
@@ -642,4 +642,42 @@ fn wins_by_force_proves_escapes_and_forks_and_nothing_else() {
     assert!(ab.wins_by_force(&blocked, 3), "d1-d11 forks a11 and k11");
     assert!(!ab.wins_by_force(&game(CAPTURE), 3), "a capture is not a win");
     assert!(!ab.wins_by_force(&Game::new(Variant::copenhagen()), 2), "nor is the start");
+}
+
+#[test]
+fn a_stop_flag_ends_an_mcts_search_after_its_first_batch() {
+    let start = Game::new(Variant::copenhagen());
+    let stop = crate::Stop::new();
+    stop.stop();
+    for params in [SearchParams::puct(1 << 20), SearchParams::gumbel(1 << 20)] {
+        let mut player = MctsPlayer::new(UniformEvaluator, params).with_guard(2);
+        let choice = player.choose(&start, &Limits { stop: stop.clone(), ..Limits::default() }).expect("a move");
+        assert!(start.legal_moves().contains(&choice.mv));
+        assert!(choice.nodes <= 1, "{} visits after the stop", choice.nodes);
+    }
+}
+
+#[test]
+fn a_tree_stops_growing_at_its_memory_bound() {
+    let start = Game::new(Variant::copenhagen());
+    // A million visits asked, one MiB allowed: the search ends when the tree is full.
+    let params = SearchParams { max_tree_mib: 1, ..SearchParams::puct(1 << 20) };
+    let mut search = Search::new(start, params, 1);
+    search.start(1 << 20);
+    while !search.done() {
+        if search.next_leaves(8) == 0 {
+            break;
+        }
+        let evaluations = UniformEvaluator.evaluate(&search.pending_games());
+        search.feed(evaluations);
+    }
+    let result = search.result();
+    assert!(result.best_move.is_some());
+    assert!(result.visits > 100 && result.visits < 10_000, "{} visits in a 1 MiB tree", result.visits);
+    // Bounded by length, within what one more node's edges add.
+    assert!(search.tree.bytes() < (1 << 20) + (1 << 16), "{} bytes", search.tree.bytes());
+    // Visits far beyond the bound on counts are cut to it, not allocated.
+    let mut huge = Search::new(Game::new(Variant::preset("brandubh").expect("brandubh")), SearchParams::gumbel(u32::MAX), 1);
+    huge.start(u32::MAX);
+    assert!(huge.next_leaves(1) <= 1);
 }

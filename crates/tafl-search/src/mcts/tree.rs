@@ -110,6 +110,12 @@ impl Tree {
         Tree { nodes: vec![Node::new()], edges: Vec::new() }
     }
 
+    /// The memory the nodes and edges hold (by length: the arenas may have reserved up to twice
+    /// as much).
+    pub fn bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>() + self.edges.len() * std::mem::size_of::<Edge>()
+    }
+
     pub fn add_node(&mut self, node: Node) -> u32 {
         self.nodes.push(node);
         (self.nodes.len() - 1) as u32
