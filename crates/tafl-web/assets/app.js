@@ -16,8 +16,8 @@ const st = {
   flipped: false,
   tab: 'play',
   engine: null,       // AbortController of the engine request in flight
-  analysis: null,     // EventSource of the running analysis
-  graph: null,        // EventSource of the value graph
+  analysis: null,     // AbortController of the running analysis
+  graph: null,        // AbortController of the value graph
   policy: null,       // the net's policy of the shown position
   best: null,         // the search's best move
   values: [],         // value graph points
@@ -41,9 +41,35 @@ function gameRequest(moves) {
   return { variant: st.variant, start: st.start, moves: moves ?? st.moves.slice(0, st.cursor) };
 }
 
-function query(extra) {
-  const q = new URLSearchParams({ variant: st.variant, start: st.start || '', moves: st.moves.slice(0, st.cursor).join(' '), ...extra });
-  return q.toString();
+// A server-sent event stream answering a POST (EventSource can only GET, and everything that
+// searches is a POST so that other sites cannot start it): calls on[name](data) for each event
+// until the stream ends; throws the server's error when the request is refused.
+async function postEvents(path, body, signal, on) {
+  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+  if (!res.ok) {
+    let data;
+    try { data = await res.json(); } catch (e) { data = { error: `${res.status} ${res.statusText}` }; }
+    throw new Error(data.error || res.statusText);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length && on[name]) on[name](JSON.parse(data.join('\n')));
+    }
+  }
 }
 
 // ---------- status ----------
@@ -286,7 +312,7 @@ async function engineMove() {
   if (!v || v.outcome || st.engine) return;
   const controller = new AbortController();
   st.engine = controller;
-  const player = $('#player').value.trim();
+  const player = $('#player').value;
   say(`${player} is thinking…`, 'thinking');
   try {
     const res = await api('/api/engine', { ...gameRequest(), player, time_ms: Number($('#movetime').value) }, controller.signal);
@@ -360,61 +386,72 @@ function exportText(kind) {
 // ---------- analysis ----------
 
 function stopAnalysis() {
-  if (st.analysis) { st.analysis.close(); st.analysis = null; }
+  if (st.analysis) { st.analysis.abort(); st.analysis = null; }
 }
 
-function startAnalysis() {
+// What a search event says of its effort: visits for an MCTS, depth and nodes for alpha-beta.
+function effort(s) {
+  const n = s.nodes_total.toLocaleString();
+  return s.unit === 'visits' ? `${n} visits, a line of ${s.depth} plies` : `depth ${s.depth}, ${n} nodes`;
+}
+
+async function startAnalysis() {
   stopAnalysis();
   const v = st.view;
   for (const id of ['#a-value', '#a-best', '#a-pv', '#a-search', '#a-net']) $(id).textContent = '–';
   $('#policy-list').innerHTML = '';
+  st.policy = null;
+  st.best = null;
   if (!v || v.outcome) { drawValueBar(null); return; }
-  const player = $('#analyser').value.trim();
-  const es = new EventSource(`/api/analyse?${query({ player, ms: $('#thinktime').value })}`);
-  st.analysis = es;
+  const controller = new AbortController();
+  st.analysis = controller;
   $('#a-search').textContent = 'thinking…';
-  es.addEventListener('policy', (e) => {
-    const p = JSON.parse(e.data);
-    st.policy = p;
-    $('#a-net').textContent = `value ${fmt(p.value_attackers)} (attackers' view); ${p.moves.length} moves`;
-    $('#policy-list').innerHTML = p.moves.slice(0, 6).map(([f, t, q]) => `<span class="prior">${f}-${t} <b>${(100 * q).toFixed(1)}%</b></span>`).join('');
-    drawBoard();
-  });
-  es.addEventListener('search', (e) => {
-    const s = JSON.parse(e.data);
-    st.best = s.move;
-    $('#a-value').textContent = s.value_attackers === null ? 'none' : `${fmt(s.value_attackers)} (attackers' view)`;
-    $('#a-best').textContent = s.move;
-    $('#a-pv').textContent = s.pv.join(' ');
-    $('#a-search').textContent = `${s.player}: depth ${s.depth}, ${s.nodes.toLocaleString()} nodes, ${(s.elapsed_ms / 1000).toFixed(1)} s`;
-    drawValueBar(s.value_attackers);
-    drawBoard();
-  });
-  es.addEventListener('failed', (e) => { say(`Analysis: ${JSON.parse(e.data).error}`, 'error'); });
-  es.addEventListener('done', () => { es.close(); if (st.analysis === es) { st.analysis = null; $('#a-search').textContent += ' (done)'; } });
-  es.onerror = () => {
-    // A refused request (bad spec) arrives as an error without events: ask for the message.
-    if (st.analysis !== es) return;
-    es.close();
-    st.analysis = null;
-    fetch(`/api/analyse?${query({ player, ms: 1 })}`).then((r) => (r.ok ? null : r.json())).then((j) => { if (j) say(`Analysis: ${j.error}`, 'error'); }).catch(() => {});
-  };
+  const body = { ...gameRequest(), player: $('#analyser').value, ms: Number($('#thinktime').value) };
+  try {
+    await postEvents('/api/analyse', body, controller.signal, {
+      policy: (p) => {
+        st.policy = p;
+        $('#a-net').textContent = `value ${fmt(p.value_attackers)} (attackers' view); ${p.moves.length} moves`;
+        $('#policy-list').innerHTML = p.moves.slice(0, 6).map(([f, t, q]) => `<span class="prior">${f}-${t} <b>${(100 * q).toFixed(1)}%</b></span>`).join('');
+        drawBoard();
+      },
+      // The server sends only rounds at least as deep as the one before: the last is the answer.
+      search: (s) => {
+        st.best = s.move;
+        $('#a-value').textContent = s.value_attackers === null ? 'none' : `${fmt(s.value_attackers)} (attackers' view)`;
+        $('#a-best').textContent = s.move;
+        $('#a-pv').textContent = s.pv.join(' ');
+        $('#a-search').textContent = `${s.player}: ${effort(s)}, ${(s.elapsed_ms / 1000).toFixed(1)} s`;
+        drawValueBar(s.value_attackers);
+        drawBoard();
+      },
+      failed: (e) => say(`Analysis: ${e.error}`, 'error'),
+    });
+    if (st.analysis === controller) { st.analysis = null; $('#a-search').textContent += ' (done)'; }
+  } catch (e) {
+    if (st.analysis === controller) st.analysis = null;
+    if (e.name !== 'AbortError') say(`Analysis: ${e.message}`, 'error');
+  }
 }
 
 function fmt(v) { return v === null || v === undefined ? '–' : (v >= 0 ? '+' : '') + v.toFixed(2); }
 
-function valueGraph() {
-  if (st.graph) st.graph.close();
+async function valueGraph() {
+  if (st.graph) st.graph.abort();
   st.values = [];
-  const player = $('#analyser').value.trim();
-  const q = new URLSearchParams({ variant: st.variant, start: st.start || '', moves: st.moves.join(' '), player, ms: 150 });
-  const es = new EventSource(`/api/game-values?${q}`);
-  st.graph = es;
+  const controller = new AbortController();
+  st.graph = controller;
   drawGraph();
-  es.addEventListener('value', (e) => { st.values.push(JSON.parse(e.data)); drawGraph(); });
-  es.addEventListener('failed', (e) => say(`Value graph: ${JSON.parse(e.data).error}`, 'error'));
-  es.addEventListener('done', () => { es.close(); st.graph = null; });
-  es.onerror = () => { es.close(); if (st.graph === es) st.graph = null; };
+  const body = { variant: st.variant, start: st.start, moves: st.moves, player: $('#analyser').value, ms: 150 };
+  try {
+    await postEvents('/api/game-values', body, controller.signal, {
+      value: (p) => { st.values.push(p); drawGraph(); },
+      failed: (e) => say(`Value graph: ${e.error}`, 'error'),
+    });
+  } catch (e) {
+    if (e.name !== 'AbortError') say(`Value graph: ${e.message}`, 'error');
+  }
+  if (st.graph === controller) st.graph = null;
 }
 
 function drawGraph() {
@@ -551,11 +588,13 @@ async function init() {
   $('#server').textContent = `tafl ${st.info.version}`;
   $('#variant').innerHTML = st.info.variants.map((v) => `<option value="${esc(v.name)}">${esc(v.name)} (${v.size}×${v.size})</option>`).join('');
   st.variant = st.info.variants[0].name;
+  // The players the server offers (its operator chose them): the page picks among them only.
+  const options = st.info.players.map((p) => `<option value="${esc(p)}">${esc(p)}</option>`).join('');
+  $('#player').innerHTML = options;
+  $('#analyser').innerHTML = options;
   $('#player').value = st.info.player;
   $('#analyser').value = st.info.player;
-  const suggestions = [st.info.player, 'alphabeta:time=1s', 'alphabeta:depth=3', 'alphabeta:depth=5', 'random', 'mcts:model=none,visits=200',
-    ...st.info.runs.map((r) => `mcts:model=${r.path},visits=400`)];
-  $('#players').innerHTML = [...new Set(suggestions)].map((s) => `<option value="${esc(s)}">`).join('');
+  $('#analyser').onchange = () => { if (st.tab === 'analyse') startAnalysis(); };
   $('#runs').innerHTML = st.info.runs.map((r) => `<button data-run="${r.id}">${esc(r.path)}</button>`).join('');
   document.querySelectorAll('#runs button').forEach((b) => { b.onclick = () => watch(Number(b.dataset.run)); });
 
@@ -582,7 +621,7 @@ async function init() {
   $('#next').onclick = () => goTo(st.cursor + 1);
   $('#last').onclick = () => goTo(st.moves.length);
   document.addEventListener('keydown', (e) => {
-    if (st.tab !== 'analyse' || e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
+    if (st.tab !== 'analyse' || ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.target.tagName)) return;
     const to = { ArrowLeft: st.cursor - 1, ArrowRight: st.cursor + 1, Home: 0, End: st.moves.length }[e.key];
     if (to !== undefined) { e.preventDefault(); goTo(to); }
   });

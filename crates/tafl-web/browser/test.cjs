@@ -57,7 +57,10 @@ function fakeRun() {
 
 function startServer(run) {
   return new Promise((resolve, reject) => {
-    const child = spawn(tafl, ['serve', '--listen', '127.0.0.1:0', '--run', run, '--player', 'alphabeta:time=300ms'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const players = ['alphabeta:time=300ms', 'builtin:visits=32', 'alphabeta:depth=2'];
+    if (realRun) players.push(`mcts:model=${realRun},visits=64`);
+    const args = ['serve', '--listen', '127.0.0.1:0', '--run', run, ...players.flatMap((p) => ['--player', p])];
+    const child = spawn(tafl, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`tafl serve did not start: ${out}`)), 20000);
     child.stdout.on('data', (d) => {
@@ -154,6 +157,41 @@ async function main() {
     await shot('analyse');
     await page.click('#analyse-stop');
 
+    // The players are the server's: a list to choose from, not a spec to type.
+    const offered = await page.$$eval('#analyser option', (os) => os.map((o) => o.value));
+    check(offered.join(',') === 'alphabeta:time=300ms,builtin:visits=32,alphabeta:depth=2' + (realRun ? `,mcts:model=${realRun},visits=64` : ''), `the players offered: ${offered}`);
+    check(await page.locator('input#analyser, input#player').count() === 0, 'no field to type a spec into');
+
+    // The deepest analysis stays shown: after a 3 s analysis, the line shown is the deepest
+    // any event gave (the last events of a round cut short were shallower, once).
+    await page.selectOption('#thinktime', '3000');
+    const depths = await page.evaluate(async () => {
+      const seen = [];
+      const observer = new MutationObserver(() => {
+        const m = /depth (\d+)/.exec(document.querySelector('#a-search').textContent);
+        if (m) seen.push(Number(m[1]));
+      });
+      observer.observe(document.querySelector('#a-search'), { childList: true, characterData: true, subtree: true });
+      await startAnalysis();
+      observer.disconnect();
+      return { seen, final: document.querySelector('#a-search').textContent };
+    });
+    const finalDepth = Number((/depth (\d+)/.exec(depths.final) || [0, -1])[1]);
+    check(depths.seen.length >= 2 && finalDepth === Math.max(...depths.seen), `the deepest analysis is the one shown: ${depths.final} after depths ${depths.seen}`);
+    check(/\(done\)/.test(depths.final), `the analysis ends on its own: ${depths.final}`);
+
+    // The shipped net as analyser: its policy as a heat map, its effort in visits.
+    await page.selectOption('#thinktime', '3000');
+    await page.selectOption('#analyser', 'builtin:visits=32');
+    await page.waitForSelector('#board .heat', { timeout: 20000 });
+    check(await page.locator('#board .heat').count() > 3, 'the heat map of builtin covers several squares');
+    await page.waitForFunction(() => /visits, a line of \d+ plies/.test(document.querySelector('#a-search').textContent), null, { timeout: 20000 });
+    check(/builtin:visits=32: [\d,]+ visits/.test(await page.textContent('#a-search')), `builtin counts visits: ${await page.textContent('#a-search')}`);
+    await shot('analyse-builtin');
+    await page.click('#analyse-stop');
+    await page.selectOption('#analyser', 'alphabeta:time=300ms');
+    await page.click('#analyse-stop');
+
     // Watch the run: curves drawn, models and games listed, and growing with the metrics.
     await page.click('#tab-watch');
     await page.waitForSelector('#chart-loss canvas');
@@ -175,7 +213,7 @@ async function main() {
     check(true, 'a game of the run opens on the board');
     if (realRun) {
       // The run's own net as analyser: its policy as a heat map (for the README's screenshot).
-      await page.fill('#analyser', `mcts:model=${realRun},visits=64`);
+      await page.selectOption('#analyser', `mcts:model=${realRun},visits=64`);
       await page.click('#last');
       await page.waitForTimeout(300);
       await page.click('#first');

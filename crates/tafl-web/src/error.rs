@@ -19,6 +19,12 @@ pub enum ApiError {
     /// The engine failed (an external engine died, a search thread panicked).
     #[error("{0}")]
     Engine(String),
+    /// The request comes from elsewhere than this server's page or names it by a foreign host.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Every search slot is taken.
+    #[error("{0}")]
+    Busy(String),
 }
 
 impl IntoResponse for ApiError {
@@ -28,6 +34,8 @@ impl IntoResponse for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         };
         (status, Json(serde_json::json!({ "error": self.to_string() }))).into_response()
     }

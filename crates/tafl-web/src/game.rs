@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use tafl_arena::{PlayerFactory, PlayerSpec};
 use tafl_rules::notation::{parse_archive_line, parse_move_list};
 use tafl_rules::{Game, Outcome, Piece, Position, Side, Square, Variant, king_danger, parse_move};
-use tafl_search::{Limits, MoveChoice, Player};
+use tafl_search::{MoveChoice, Player, Stop, StopOnDrop};
 
 use crate::{ApiError, AppState};
 
@@ -233,10 +233,14 @@ pub async fn info(State(state): State<Arc<AppState>>) -> Json<serde_json::Value>
         .map(|v| serde_json::json!({ "name": v.name(), "size": v.size(), "start": Position::start(v).to_fen() }))
         .collect();
     let runs: Vec<serde_json::Value> = state.config.runs.iter().enumerate().map(|(i, p)| serde_json::json!({ "id": i, "path": p.display().to_string() })).collect();
+    let players: Vec<&str> = state.config.players.iter().map(|p| p.name.as_str()).collect();
     Json(serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
         "variants": variants,
-        "player": state.config.player,
+        "player": players.first(),
+        "players": players,
+        "max_move_ms": MAX_MOVE_TIME.as_millis() as u64,
+        "max_analysis_ms": crate::MAX_ANALYSIS.as_millis() as u64,
         "runs": runs,
     }))
 }
@@ -257,9 +261,9 @@ pub struct EngineRequest {
     /// The game so far.
     #[serde(flatten)]
     pub game: GameRequest,
-    /// The player SPEC (the server's default when absent).
+    /// The name of one of the players the server offers (its default when absent).
     pub player: Option<String>,
-    /// Time for the move in milliseconds (at most a minute); the spec's own limits otherwise.
+    /// Time for the move in milliseconds (at most a minute); the player's own limits otherwise.
     pub time_ms: Option<u64>,
 }
 
@@ -275,7 +279,7 @@ pub struct ChoiceView {
     pub value_attackers: Option<f32>,
     /// The principal variation.
     pub pv: Vec<String>,
-    /// Depth (alpha-beta) or visits (MCTS).
+    /// Depth (alpha-beta) or the principal variation's length (MCTS).
     pub depth: u32,
     /// Nodes or visits.
     pub nodes: u64,
@@ -310,36 +314,41 @@ pub struct EngineView {
     pub game: GameView,
 }
 
-/// Builds the player a SPEC names, for `variant`.
+/// Builds `spec` (one of the players the operator offers) for `variant`.
 ///
 /// # Errors
-/// The spec does not parse or the player cannot be built (a missing model, a bad key).
-pub fn build_player(state: &AppState, variant: &'static Variant, spec: &str) -> Result<(Box<dyn Player>, PlayerSpec), ApiError> {
-    let spec: PlayerSpec = spec.parse().map_err(|e| ApiError::BadRequest(format!("player `{spec}`: {e}")))?;
-    let player = state.factory(variant)?.build(&spec, 0).map_err(|e| ApiError::BadRequest(format!("player `{}`: {e}", spec.name)))?;
-    Ok((player, spec))
+/// The player cannot be built for this variant (a bundle for another variant, an engine that
+/// did not start).
+pub fn build_player(state: &AppState, variant: &'static Variant, spec: &PlayerSpec) -> Result<Box<dyn Player>, ApiError> {
+    state.factory(variant)?.build(spec, 0).map_err(|e| ApiError::BadRequest(format!("player `{}`: {e}", spec.name)))
 }
 
-/// `POST /api/engine`: the engine's move, searched on a blocking thread.
+/// `POST /api/engine`: the engine's move, searched on a blocking thread that stops when the
+/// request is answered, times out or is abandoned.
 ///
 /// # Errors
-/// A bad game or spec, a game already over, an engine failure.
+/// A bad game or player name, a game already over, every search slot taken, an engine failure.
 pub async fn engine(State(state): State<Arc<AppState>>, body: Result<Json<EngineRequest>, JsonRejection>) -> Result<Json<EngineView>, ApiError> {
     let Json(request) = body?;
     let (game, plies) = replay(&state, &request.game)?;
     if game.outcome().is_over() {
         return Err(ApiError::BadRequest("the game is over: no move to search".into()));
     }
-    let spec_text = request.player.clone().unwrap_or_else(|| state.config.player.clone());
+    let spec = state.player(request.player.as_deref())?.clone();
     let time = request.time_ms.map(|ms| Duration::from_millis(ms.max(1)).min(MAX_MOVE_TIME));
+    let slot = state.search_slot()?;
+    let stop = Stop::new();
+    // Dropped when this handler ends for any reason, the client's going included.
+    let _stop_on_drop = StopOnDrop(stop.clone());
     let worker_state = Arc::clone(&state);
     let worker_game = game.clone();
-    let search = tokio::task::spawn_blocking(move || -> Result<(MoveChoice, String, u64), ApiError> {
-        let variant = worker_game.variant();
-        let (mut player, spec) = build_player(&worker_state, variant, &spec_text)?;
+    let search = tokio::task::spawn_blocking(move || -> Result<(MoveChoice, u64), ApiError> {
+        let _slot = slot;
+        let mut player = build_player(&worker_state, worker_game.variant(), &spec)?;
         let mut limits = spec.limits().map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        limits.stop = stop;
         if time.is_some() {
-            limits = Limits { time, ..limits };
+            limits.time = time;
         }
         // Without any limit a player uses its own default; cap the time all the same.
         if limits.time.is_none() || limits.time > Some(MAX_MOVE_TIME) {
@@ -347,12 +356,13 @@ pub async fn engine(State(state): State<Arc<AppState>>, body: Result<Json<Engine
         }
         let started = std::time::Instant::now();
         let choice = player.choose(&worker_game, &limits).map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
-        Ok((choice, spec.name, started.elapsed().as_millis() as u64))
+        Ok((choice, started.elapsed().as_millis() as u64))
     });
     // A search that overruns its time by far (a hung external engine) is abandoned.
     let limit = time.unwrap_or(MAX_MOVE_TIME) + Duration::from_secs(30);
     let joined = tokio::time::timeout(limit, search).await.map_err(|_| ApiError::Engine("the engine did not answer in time".into()))?;
-    let (choice, name, ms) = joined.map_err(|e| ApiError::Engine(format!("the search failed: {e}")))??;
+    let (choice, ms) = joined.map_err(|e| ApiError::Engine(format!("the search failed: {e}")))??;
+    let name = state.player(request.player.as_deref())?.name.clone();
     let side = game.position().side_to_move();
     let mut game = game;
     let mut plies = plies;
@@ -463,7 +473,7 @@ mod tests {
     use crate::ServeConfig;
 
     fn state() -> AppState {
-        AppState::new(ServeConfig::new("random"))
+        AppState::new(ServeConfig::new(vec!["random".parse().expect("a spec")]))
     }
 
     proptest! {

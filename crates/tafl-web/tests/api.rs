@@ -14,11 +14,21 @@ use tower::ServiceExt;
 
 const START: &str = "3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 a";
 
+/// The players the test server offers; the first is its default.
+const PLAYERS: [&str; 4] = ["alphabeta:depth=1", "random:seed=3", "alphabeta:time=5s", "mcts:model=none,visits=32"];
+
+fn config_with(players: &[&str]) -> ServeConfig {
+    ServeConfig::new(players.iter().map(|p| p.parse().expect("a spec")).collect())
+}
+
 fn app(runs: Vec<PathBuf>) -> Router {
-    let mut config = ServeConfig::new("alphabeta:depth=1");
+    let mut config = config_with(&PLAYERS);
     config.runs = runs;
     router(Arc::new(AppState::new(config)))
 }
+
+/// The Host header of every request: the page's own server.
+const HOST: &str = "127.0.0.1:8080";
 
 async fn send(app: &Router, request: Request<Body>) -> (StatusCode, String) {
     let response = app.clone().oneshot(request).await.expect("the router answers");
@@ -28,12 +38,16 @@ async fn send(app: &Router, request: Request<Body>) -> (StatusCode, String) {
 }
 
 async fn get(app: &Router, uri: &str) -> (StatusCode, String) {
-    send(app, Request::get(uri).body(Body::empty()).expect("a request")).await
+    send(app, Request::get(uri).header("host", HOST).body(Body::empty()).expect("a request")).await
+}
+
+async fn post_text(app: &Router, uri: &str, body: &Value) -> (StatusCode, String) {
+    let request = Request::post(uri).header("host", HOST).header("content-type", "application/json").body(Body::from(body.to_string())).expect("a request");
+    send(app, request).await
 }
 
 async fn post(app: &Router, uri: &str, body: &Value) -> (StatusCode, Value) {
-    let request = Request::post(uri).header("content-type", "application/json").body(Body::from(body.to_string())).expect("a request");
-    let (status, text) = send(app, request).await;
+    let (status, text) = post_text(app, uri, body).await;
     (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}")))
 }
 
@@ -68,6 +82,7 @@ async fn info_lists_variants_player_and_runs() {
     let names: Vec<&str> = info["variants"].as_array().expect("variants").iter().filter_map(|v| v["name"].as_str()).collect();
     assert!(names.contains(&"copenhagen") && names.contains(&"brandubh") && names.contains(&"tablut"), "{names:?}");
     assert_eq!(info["player"], "alphabeta:depth=1");
+    assert_eq!(info["players"], json!(PLAYERS));
     assert_eq!(info["runs"][0]["path"], "/tmp/some-run");
 }
 
@@ -173,12 +188,12 @@ async fn the_engine_answers_with_a_legal_move() {
     assert_eq!(body["player"], "alphabeta:depth=1");
     assert!(body["choice"]["value"].is_number(), "{body}");
     assert_eq!(body["choice"]["pv"][0], body["choice"]["move"]);
-    let (status, body) = post(&app, "/api/engine", &json!({ "player": "nonsense:x=1" })).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(error_of(&body).contains("nonsense"), "{body}");
-    let (status, body) = post(&app, "/api/engine", &json!({ "player": "alphabeta:dept=3" })).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(error_of(&body).contains("dept"), "{body}");
+    // Only the players offered: anything else is an unknown name, never built.
+    for name in ["nonsense:x=1", "alphabeta:depth=2", "random"] {
+        let (status, body) = post(&app, "/api/engine", &json!({ "player": name })).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(error_of(&body).contains(&format!("unknown player `{name}`")) && error_of(&body).contains("random:seed=3"), "{body}");
+    }
     // The king on a corner: the game is over.
     let (status, body) = post(&app, "/api/engine", &json!({ "start": "11/11/11/11/11/11/11/11/11/11/1k9 d", "moves": ["b1-a1"] })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
@@ -232,25 +247,44 @@ fn events(text: &str) -> Vec<(String, Value)> {
 #[tokio::test]
 async fn analysis_streams_deeper_searches_until_its_time_is_spent() {
     let app = app(Vec::new());
-    let (status, text) = get(&app, "/api/analyse?variant=copenhagen&moves=d1-d3&player=alphabeta:time=5s&ms=700").await;
+    let request = json!({ "variant": "copenhagen", "moves": ["d1-d3"], "player": "alphabeta:time=5s", "ms": 1500 });
+    let (status, text) = post_text(&app, "/api/analyse", &request).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let events = events(&text);
     let searches: Vec<&Value> = events.iter().filter(|(n, _)| n == "search").map(|(_, d)| d).collect();
     assert!(searches.len() >= 2, "{text}");
     assert!(searches.iter().all(|s| s["pv"].as_array().is_some_and(|pv| !pv.is_empty()) && s["value"].is_number()), "{text}");
     assert!(searches.windows(2).all(|w| w[0]["elapsed_ms"].as_u64() <= w[1]["elapsed_ms"].as_u64()), "{text}");
+    // Each answer goes at least as deep as the one before: the last is the deepest.
+    assert!(searches.windows(2).all(|w| w[0]["depth"].as_u64() <= w[1]["depth"].as_u64()), "{text}");
+    assert!(searches.iter().all(|s| s["unit"] == "nodes"), "{text}");
+    assert!(searches.windows(2).all(|w| w[0]["nodes_total"].as_u64() < w[1]["nodes_total"].as_u64()), "{text}");
     assert_eq!(events.last().map(|e| e.0.as_str()), Some("done"));
     assert!(!events.iter().any(|(n, _)| n == "policy"), "alpha-beta has no net");
 
-    let (status, text) = get(&app, "/api/analyse?moves=d1-d9").await;
+    let (status, text) = post_text(&app, "/api/analyse", &json!({ "moves": ["d1-d9"] })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(text.contains("d1-d9"), "{text}");
-    let (status, text) = get(&app, "/api/analyse?player=mcts:model=/nonexistent/model").await;
+    let (status, text) = post_text(&app, "/api/analyse", &json!({ "player": "mcts:model=/nonexistent/model" })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(text.contains("nonexistent"), "{text}");
-    let (status, text) = get(&app, "/api/analyse?ms=lots").await;
+    assert!(text.contains("unknown player") && !text.contains("No such file"), "{text}");
+    let (status, text) = post_text(&app, "/api/analyse", &json!({ "ms": "lots" })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(text.contains("\"error\""), "{text}");
+}
+
+#[tokio::test]
+async fn an_mcts_analysis_counts_visits_that_only_grow() {
+    let app = app(Vec::new());
+    let request = json!({ "variant": "brandubh", "player": "mcts:model=none,visits=32", "ms": 1200 });
+    let (status, text) = post_text(&app, "/api/analyse", &request).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let searches: Vec<Value> = events(&text).into_iter().filter(|(n, _)| n == "search").map(|(_, d)| d).collect();
+    assert!(searches.len() >= 2, "{text}");
+    assert!(searches.iter().all(|s| s["unit"] == "visits"), "{text}");
+    // The depth is the line's length, not a count of visits.
+    assert!(searches.iter().all(|s| s["depth"].as_u64() == s["pv"].as_array().map(|pv| pv.len() as u64)), "{text}");
+    assert!(searches.windows(2).all(|w| w[0]["nodes_total"].as_u64() < w[1]["nodes_total"].as_u64()), "{text}");
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -273,9 +307,9 @@ async fn a_net_player_shows_its_policy_over_the_board() {
     let base = temp_dir("net");
     let model = base.join("model");
     tiny_net(&model, tafl_rules::Variant::preset("brandubh").expect("brandubh"));
-    let app = app(Vec::new());
-    let uri = format!("/api/analyse?variant=brandubh&player=mcts:model={},visits=16&ms=300", model.display());
-    let (status, text) = get(&app, &uri).await;
+    let spec = format!("mcts:model={},visits=16", model.display());
+    let app = router(Arc::new(AppState::new(config_with(&[&spec]))));
+    let (status, text) = post_text(&app, "/api/analyse", &json!({ "variant": "brandubh", "player": spec, "ms": 300 })).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let events = events(&text);
     assert_eq!(events[0].0, "policy", "{text}");
@@ -290,7 +324,7 @@ async fn a_net_player_shows_its_policy_over_the_board() {
 #[tokio::test]
 async fn game_values_come_for_every_ply() {
     let app = app(Vec::new());
-    let (status, text) = get(&app, "/api/game-values?moves=d1-d3%20e5-e2&player=alphabeta:depth=1&ms=50").await;
+    let (status, text) = post_text(&app, "/api/game-values", &json!({ "moves": ["d1-d3", "e5-e2"], "player": "alphabeta:depth=1", "ms": 50 })).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let values: Vec<Value> = events(&text).into_iter().filter(|(n, _)| n == "value").map(|(_, d)| d).collect();
     assert_eq!(values.len(), 3, "{text}");
