@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The throughput figures of a run in object storage (README, "Beyond one machine"), one machine:
+# The throughput figures of a run in object storage (docs/cluster.md), one machine:
 #  1. ingestion: the samples per second one trainer reads into its replay window (list, fetch,
 #     decode) from a local run and from the same run in S3 (moto on localhost, cold cache), the
 #     860 human games of the archive as the run's shards (43 k samples);

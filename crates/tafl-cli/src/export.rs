@@ -39,7 +39,7 @@ pub struct ExportArgs {
     #[arg(long, default_value = "1s")]
     time_per_move: String,
     /// Gumbel root search (false: PUCT). Gumbel learns with few visits; for play at 200 visits
-    /// PUCT with one leaf per net call was the stronger (README, "What the default CPU run learns").
+    /// PUCT with one leaf per net call was the stronger (docs/training.md, "What the default CPU run learns").
     #[arg(long, default_value_t = false, action = ArgAction::Set)]
     gumbel: bool,
     /// Leaves gathered per network call (more: faster, but virtual loss blurs the search).

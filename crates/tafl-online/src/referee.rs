@@ -1,7 +1,7 @@
 //! Our referee: every move the server reports is played on a [`tafl_rules::Game`]; where the
 //! server and our rules disagree, the disagreement is noted and the server is followed.
 //!
-//! The server's rules differ from ours in known ways (README, "Playing on a game server"):
+//! The server's rules differ from ours in known ways (docs/online.md):
 //! defenders may not make a move that recreates any earlier board; a game is drawn after 141
 //! plies; encirclement is judged after every move; exit forts and the trapped king follow the
 //! server's own tests. This module also answers the one question the client must ask before

@@ -40,6 +40,6 @@ fn every_archived_game_replays_legally_with_matching_captures() {
     }
     assert_eq!(games, 876);
     assert!(decided >= 150, "only {decided} games ended by the rules");
-    // The README's figure: the games the server let run on after a third repetition.
+    // The figure of docs/rules.md: the games the server let run on after a third repetition.
     assert_eq!(run_on_after_repetition, 6);
 }

@@ -1,4 +1,4 @@
-//! The interpretations the README and the crate docs state where the rules text is silent, the
+//! The interpretations docs/rules.md and the crate docs state where the rules text is silent, the
 //! rule options no other test exercises, and the rules on the 13x13 board (256-bit boards), each
 //! with a concrete position: the case that fires and the near miss. (Exit forts are tested in
 //! `rules.rs`.)

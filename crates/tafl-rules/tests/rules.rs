@@ -539,7 +539,7 @@ fn a_square_no_attacker_can_reach_guards_a_wall_like_the_edge() {
             assert_eq!(outcome, won(D, Reason::ExitFort), "{pieces}");
         }
     }
-    // The README's FEN of this fort.
+    // The FEN of this fort in docs/rules.md.
     let pieces = format!("X: f11 f1 k5  {POCKET_FORT}");
     let fen = Position::from_fen(Variant::copenhagen(), "5a5/11/11/1ddd7/dd1d7/1kd8/dd8a/11/11/11/5a5 d").expect("FEN");
     assert_eq!(fen.to_fen(), position(Variant::copenhagen(), D, &pieces).to_fen());

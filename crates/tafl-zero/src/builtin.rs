@@ -28,7 +28,7 @@ pub const VARIANT: &str = "copenhagen";
 
 /// The player `tafl play` and `tafl engine` use unless told otherwise: the shipped net at one
 /// second a move for its variant, where it beat `alphabeta:time=1s` at equal time (the
-/// README's "The shipped player"), else alpha-beta.
+/// docs/training.md, "The shipped player"), else alpha-beta.
 #[must_use]
 pub fn default_player(variant: &str) -> &'static str {
     if variant == VARIANT { "builtin:time=1s" } else { "alphabeta:time=1s" }

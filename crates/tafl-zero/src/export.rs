@@ -151,7 +151,7 @@ pub struct ExportOptions {
 
 impl Default for ExportOptions {
     fn default() -> Self {
-        // PUCT, one leaf per net call: the stronger player at 200 visits (see the README).
+        // PUCT, one leaf per net call: the stronger player at 200 visits (see docs/training.md).
         ExportOptions { model: None, visits: 200, time_per_move: Some(Duration::from_secs(1)), gumbel: false, batch: 1 }
     }
 }

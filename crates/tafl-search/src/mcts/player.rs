@@ -29,7 +29,7 @@ pub struct MctsPlayer<E: Evaluator> {
 /// which must not find a forced win for the opponent. It is meant for short forcing lines (a
 /// king that reaches two escape lines in three plies, say) that a shallow full-width search
 /// sees at once and a net can misjudge; a move it proves lost is replaced by the search's next
-/// best. Measured on the shipped net, it rarely changes a move (the README's "Is it the search or
+/// best. Measured on the shipped net, it rarely changes a move (docs/training.md, "Is it the search or
 /// the net?").
 struct Guard {
     depth: u32,
