@@ -32,6 +32,11 @@ pub async fn same_origin_only(State(state): State<Arc<AppState>>, request: Reque
 /// # Errors
 /// [`ApiError::Forbidden`], saying which header and why.
 pub fn check(headers: &HeaderMap, path: &str, allowed_hosts: &[String]) -> Result<(), ApiError> {
+    for name in ["host", "origin", "sec-fetch-site"] {
+        if headers.get_all(name).iter().count() > 1 {
+            return Err(ApiError::Forbidden(format!("the request has more than one `{name}` header")));
+        }
+    }
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
     let host = header("host").ok_or_else(|| ApiError::Forbidden("the request names no Host".into()))?;
     if !host_is_allowed(host, allowed_hosts) {
@@ -124,5 +129,8 @@ mod tests {
         assert!(!ok(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:9999")], "/api/engine"), "another port is another origin");
         assert!(!ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "cross-site")], "/api/analyse"), "an <img> or no-cors fetch");
         assert!(!ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "same-site")], "/api/analyse"), "another port of localhost");
+        let mut two = headers(&[("host", "127.0.0.1:8080")]);
+        two.append("host", HeaderValue::from_static("rebound.example"));
+        assert!(check(&two, "/", none).is_err(), "two Hosts");
     }
 }

@@ -152,7 +152,7 @@ async fn bad_moves_positions_and_bodies_get_clear_errors() {
     assert!(error_of(&body).contains("unknown variant `chess`"), "{body}");
     let (status, body) = post(&app, "/api/game", &json!({ "moves": "d1-d3" })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    let request = Request::post("/api/game").header("content-type", "application/json").body(Body::from("{\"moves\": [")).expect("a request");
+    let request = Request::post("/api/game").header("host", HOST).header("content-type", "application/json").body(Body::from("{\"moves\": [")).expect("a request");
     let (status, text) = send(&app, request).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(text.contains("\"error\""), "{text}");

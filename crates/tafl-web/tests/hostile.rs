@@ -73,15 +73,17 @@ async fn requests_from_elsewhere_are_refused() {
         ("sec-fetch-site", "cross-site", "cross-site"),
     ];
     for (header, value, said) in refused {
-        let request = post("/api/engine").header(header, value).body(Body::from(body.to_string())).expect("a request");
+        let mut request = post("/api/engine").body(Body::from(body.to_string())).expect("a request");
+        request.headers_mut().insert(header, value.parse().expect("a header value"));
         let (status, text) = send(&app, request).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{header}: {value}: {text}");
         assert!(text.contains(said), "{text}");
     }
     // A form or a no-cors fetch can only send text/plain (no preflight): not JSON here.
     let request = Request::post("/api/engine").header("host", "127.0.0.1:8080").header("content-type", "text/plain").body(Body::from(body.to_string())).expect("a request");
-    let (status, _) = send(&app, request).await;
-    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let (status, text) = send(&app, request).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(text.contains("application/json"), "{text}");
     // The page itself, as a browser sends it.
     let request = post("/api/engine")
         .header("origin", "http://127.0.0.1:8080")
