@@ -12,6 +12,7 @@
 //! TaflZero speaks it). Each is a state machine over a `BufRead` and a `Write`;
 //! [`engine::listen`] serves them over TCP.
 
+mod child;
 pub mod engine;
 pub mod htp;
 pub mod opentafl;
