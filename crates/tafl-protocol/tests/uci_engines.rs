@@ -4,7 +4,7 @@
 //! wait for `stop`. Each engine writes the commands it gets to a log, so that the tests see what
 //! the client sent.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,7 @@ fn scratch(name: &str) -> PathBuf {
 /// An engine in `sh`: it logs each command to `LOG`, answers the handshake by the table, and
 /// runs `on_go` for `go`, `on_position` for `position` and `on_stop` for `stop`. `$n` counts
 /// the `go`s (1 for the first).
-fn script(log: &PathBuf, on_position: &str, on_go: &str, on_stop: &str) -> String {
+fn script(log: &Path, on_position: &str, on_go: &str, on_stop: &str) -> String {
     format!(
         r#"n=0
 while read -r cmd rest; do
@@ -58,7 +58,7 @@ fn spawn(script: String) -> UciPlayer {
     UciPlayer::spawn(config(script)).expect("the scripted engine starts")
 }
 
-fn logged(log: &PathBuf) -> Vec<String> {
+fn logged(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log).unwrap_or_default().lines().map(|l| l.trim_end().to_string()).collect()
 }
 
@@ -252,7 +252,7 @@ fn the_handshake_must_end() {
 }
 
 /// An engine that offers its variants as our server does.
-fn with_variants(log: &PathBuf, vars: &str) -> String {
+fn with_variants(log: &Path, vars: &str) -> String {
     script(log, ":", "echo 'bestmove d2c2'", ":").replace(
         "echo uciok;",
         &format!("echo 'option name Variant type combo default copenhagen{vars}'; echo uciok;"),
