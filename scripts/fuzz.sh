@@ -18,7 +18,7 @@ shift || true
 cd "$(dirname "$0")/../fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fen opentafl moves archive variant play move_list htp_server htp_client uci_server opentafl_server player_spec server_line config shard checkpoint)
+  targets=(fen opentafl moves archive variant play move_list htp_server htp_client uci_server uci_client opentafl_server player_spec server_line config shard checkpoint)
 fi
 # The instrumentation goes only to this repository's crates (scripts/fuzz-rustc.sh says why).
 export RUSTC_WRAPPER="$PWD/../scripts/fuzz-rustc.sh"

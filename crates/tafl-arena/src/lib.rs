@@ -1,10 +1,10 @@
 //! # tafl-arena
 //!
 //! Matches and tournaments between any [`tafl_search::Player`]s: alpha-beta, random, external
-//! engines over HTP, and (through a [`PlayerFactory`] from a higher crate) network players.
+//! engines over HTP or UCI, and (through a [`PlayerFactory`] from a higher crate) network players.
 //!
-//! * [`spec`]: player specs (`alphabeta:depth=3`, `htp:cmd=…`) and factories; a fresh player
-//!   is built for every game, so games run in parallel.
+//! * [`spec`]: player specs (`alphabeta:depth=3`, `htp:cmd=…`, `uci:cmd=…`) and factories; a
+//!   fresh player is built for every game, so games run in parallel.
 //! * [`opening`]: openings (random plies from a seed, or a FEN file); every opening is played
 //!   twice with the sides swapped, and results are always shown per side.
 //! * [`run`]: [`run_match`] and [`run_tournament`] (round robin), in parallel, with an optional

@@ -1,6 +1,7 @@
 //! Player specs: `KIND:KEY=VALUE,KEY=VALUE…` strings such as `alphabeta:depth=3`,
-//! `random:seed=7`, `mcts:model=PATH,visits=200` or `htp:cmd=PROGRAM ARGS`, and the factory
-//! that turns a spec into a fresh player for each game.
+//! `random:seed=7`, `mcts:model=PATH,visits=200`, `htp:cmd=PROGRAM ARGS` or
+//! `uci:movetime=500,cmd=PROGRAM ARGS`, and the factory that turns a spec into a fresh player for
+//! each game.
 //!
 //! The arena builds players through a [`PlayerFactory`], so a crate above the network
 //! (`tafl-zero`) can handle `mcts:` specs and fall back to [`netless_player`] for the rest:
@@ -24,6 +25,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use tafl_protocol::htp::{HtpConfig, HtpPlayer};
+use tafl_protocol::uci_client::{UciConfig, UciPlayer};
 use tafl_search::{AlphaBeta, Limits, MAX_SEARCH_COUNT, Player, RandomPlayer};
 
 /// The keys that become search [`Limits`]: `visits`, `nodes`, `depth`, `time`.
@@ -40,7 +42,7 @@ pub const MAX_GUARD_PLIES: u64 = 8;
 /// A parsed player spec: a kind and its parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlayerSpec {
-    /// What kind of player: `random`, `alphabeta`, `htp`, `mcts`, …
+    /// What kind of player: `random`, `alphabeta`, `htp`, `uci`, `mcts`, …
     pub kind: String,
     /// `key=value` parameters, in key order.
     pub params: BTreeMap<String, String>,
@@ -244,7 +246,7 @@ where
     }
 }
 
-/// The factory for players that need no network: `random`, `alphabeta`, `htp`.
+/// The factory for players that need no network: `random`, `alphabeta`, `htp`, `uci`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BuiltinFactory;
 
@@ -255,14 +257,19 @@ impl PlayerFactory for BuiltinFactory {
 }
 
 /// The kinds [`netless_player`] knows.
-pub const NETLESS_KINDS: &str = "random, alphabeta, htp";
+pub const NETLESS_KINDS: &str = "random, alphabeta, htp, uci";
 
 /// Builds a player that needs no network:
 /// * `random[:seed=N]`: uniformly random moves; the seed is mixed with the game's seed;
 /// * `alphabeta[:depth=N][,time=DUR][,nodes=N]`: the alpha-beta baseline;
 /// * `htp:[timeout=DUR,][tcp=true,]cmd=PROGRAM ARGS`: an external engine over HTP, `timeout`
 ///   per move (default 60 s); with `tcp=true` the engine connects to us (the reference engine's
-///   `--host` mode, see `tafl_protocol::htp::client`); `cmd` must come last.
+///   `--host` mode, see `tafl_protocol::htp::client`); `cmd` must come last;
+/// * `uci:[timeout=DUR,][movetime=DUR|MS,][nodes=N,]cmd=PROGRAM ARGS`: an external engine over
+///   the UCI-style protocol (TaflZero's; see `tafl_protocol::uci_client`), asked for `go movetime`
+///   (a plain number is milliseconds, as in UCI) and/or `go nodes` unless the caller's limits
+///   say otherwise (default a second a move); `timeout` per move (default the move time and
+///   10 s, or 60 s for nodes); `cmd` must come last.
 ///
 /// Every kind also takes `name=…` for tables. Any other kind is [`SpecError::UnknownKind`].
 pub fn netless_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
@@ -292,7 +299,36 @@ pub fn netless_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Playe
             let player = HtpPlayer::spawn(config).map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
             Ok(Box::new(player))
         }
+        "uci" => Ok(Box::new(uci_player(spec)?)),
         kind => Err(SpecError::UnknownKind { kind: kind.to_string(), known: NETLESS_KINDS.to_string() }),
+    }
+}
+
+/// A `uci:` spec's engine, started and past its handshake.
+fn uci_player(spec: &PlayerSpec) -> Result<UciPlayer, SpecError> {
+    spec.check_keys(&["cmd", "timeout", "movetime", "nodes"])?;
+    let cmd = spec.get("cmd").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "cmd".into() })?;
+    let build = |e: tafl_protocol::uci_client::UciError| SpecError::Build { spec: spec.name.clone(), message: e.to_string() };
+    let mut config = UciConfig::from_command_line(cmd).map_err(build)?;
+    config.move_timeout = spec.duration("timeout")?;
+    config.movetime = movetime(spec)?;
+    config.nodes = spec.bounded("nodes", MAX_SEARCH_COUNT)?;
+    config.name = Some(spec.name.clone());
+    UciPlayer::spawn(config).map_err(build)
+}
+
+/// `movetime=`: a duration, or a plain number of milliseconds as UCI's `go movetime` takes;
+/// more than nothing and at most [`MAX_SPEC_TIME`].
+fn movetime(spec: &PlayerSpec) -> Result<Option<Duration>, SpecError> {
+    let Some(text) = spec.get("movetime") else { return Ok(None) };
+    let time = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse().ok().map(Duration::from_millis)
+    } else {
+        parse_duration(text)
+    };
+    match time {
+        Some(t) if !t.is_zero() && t <= MAX_SPEC_TIME => Ok(Some(t)),
+        _ => Err(bad("movetime", text, "milliseconds or a duration, more than 0 and at most an hour, such as 500 or 1.5s")),
     }
 }
 
@@ -357,5 +393,46 @@ mod tests {
     fn builds_netless_players() {
         assert!(netless_player(&spec("random:seed=7"), 3).unwrap().name().starts_with("random:seed="));
         assert!(netless_player(&spec("alphabeta:depth=2"), 0).is_ok());
+    }
+
+    #[test]
+    fn uci_specs_take_a_move_time_nodes_and_a_timeout() {
+        assert_eq!(movetime(&spec("uci:movetime=250,cmd=e")), Ok(Some(Duration::from_millis(250))));
+        assert_eq!(movetime(&spec("uci:movetime=1.5s,cmd=e")), Ok(Some(Duration::from_millis(1500))));
+        assert_eq!(movetime(&spec("uci:cmd=e")), Ok(None));
+        for bad in ["0", "0s", "soon", "3600001", "2h", "-5"] {
+            let e = movetime(&spec(&format!("uci:movetime={bad},cmd=e"))).unwrap_err();
+            assert!(e.to_string().contains(&format!("movetime={bad}")), "{e}");
+        }
+        let build = |s: &str| netless_player(&spec(s), 0).err().expect("an error");
+        assert!(matches!(build("uci"), SpecError::Missing { .. }));
+        assert!(matches!(build("uci:depth=3,cmd=e"), SpecError::UnknownKey { .. }));
+        assert!(build(&format!("uci:nodes={},cmd=e", MAX_SEARCH_COUNT + 1)).to_string().contains("nodes="));
+        assert!(build("uci:timeout=forever,cmd=e").to_string().contains("timeout=forever"));
+        let e = build("uci:movetime=100,cmd=/nonexistent/engine --net x");
+        assert!(matches!(&e, SpecError::Build { message, .. } if message.contains("/nonexistent/engine")), "{e}");
+    }
+
+    #[test]
+    fn a_uci_spec_builds_an_engine_that_plays() {
+        // A scripted engine (the `cmd` is split at spaces, so the script is a file).
+        let dir = std::env::temp_dir().join(format!("tafl-spec-uci-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("engine.sh");
+        let log = dir.join("log");
+        let text = format!(
+            "while read -r cmd rest; do echo \"$cmd $rest\" >> '{}'; case \"$cmd\" in uci) echo uciok;; isready) echo readyok;; go) echo 'bestmove d1d4';; quit) echo bye; exit 0;; esac; done\n",
+            log.display()
+        );
+        std::fs::write(&script, text).unwrap();
+        let s = spec(&format!("uci:movetime=50,nodes=7,timeout=5s,name=scripted,cmd=sh {}", script.display()));
+        let mut p = netless_player(&s, 0).unwrap();
+        assert_eq!(p.name(), "scripted");
+        let game = tafl_rules::Game::new(tafl_rules::Variant::copenhagen());
+        assert_eq!(p.choose(&game, &Limits::default()).unwrap().mv.to_string(), "d1-d4");
+        drop(p);
+        let sent = std::fs::read_to_string(&log).unwrap();
+        assert!(sent.contains("go movetime 50 nodes 7"), "{sent}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -154,6 +154,32 @@ fn a_failing_engine_loses_and_the_match_goes_on() {
 }
 
 #[test]
+fn a_uci_engine_that_dies_forfeits_its_games() {
+    // Answers the handshake by TaflZero's table, then dies at its first `go`.
+    let dir = temp_dir("uci-dying");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("engine.sh");
+    let text = "while read -r cmd rest; do case \"$cmd\" in uci) echo 'id name dying'; echo uciok;; isready) echo readyok;; go) echo 'no net' >&2; exit 1;; esac; done\n";
+    std::fs::write(&script, text).unwrap();
+    let dying = format!("uci:movetime=50,cmd=sh {}", script.display());
+    let results = run_match(&spec("random:seed=1"), &spec(&dying), &config(1), &BuiltinFactory, &|_| {}).unwrap();
+    assert_eq!(results.games.len(), 2);
+    for g in &results.games {
+        let engine_side = if g.attackers == 1 { Side::Attackers } else { Side::Defenders };
+        match &g.played.termination {
+            Termination::Forfeit { loser, error } => {
+                assert_eq!(*loser, engine_side);
+                assert!(error.contains("died") && error.contains("no net"), "{error}");
+            }
+            t => panic!("unexpected {t:?}"),
+        }
+    }
+    let e = run_match(&spec("uci:cmd=/no/such/engine"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
+    assert!(e.to_string().contains("/no/such/engine"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_specs_fail_before_any_game() {
     let e = run_match(&spec("alphabeta:depht=2"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("depht"), "{e}");

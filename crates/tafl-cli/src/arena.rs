@@ -28,6 +28,10 @@ const ARENA_HELP: &str = "Player specs: KIND:KEY=VALUE,...
                                        an external engine over HTP (cmd comes last); tcp=true:
                                        it connects to us (the reference's --host mode, which
                                        takes --ai basic --depth N)
+  uci:[timeout=DUR,][movetime=MS|DUR,][nodes=N,]cmd=PROGRAM ARGS
+                                       an external engine over the UCI-style protocol
+                                       (TaflZero's; cmd comes last), asked for go movetime
+                                       (default 1000 ms) and/or go nodes
   mcts:model=PATH[,visits=200][,batch=8][,gumbel=true][,cache=N][,seed=N][,time=1s][,guard=PLIES]
                                        MCTS guided by a checkpoint (a checkpoint directory, or a
                                        run directory: its models/best); model=none: uniform priors
@@ -40,6 +44,7 @@ Examples:
   tafl arena --a alphabeta:depth=3 --b alphabeta:depth=2 --games 400 --sprt elo0=0,elo1=20 --out data/arena/ab3-ab2
   tafl arena --a alphabeta:depth=2 --b 'htp:cmd=hnefatafl-text-protocol' --games 20 --threads 2
   tafl arena --a alphabeta:depth=2 --b 'htp:tcp=true,cmd=hnefatafl-text-protocol --ai basic --depth 3' --games 50
+  tafl arena --a builtin --b 'uci:movetime=1000,cmd=taflzero --net default_nn.onnx' --games 20
   tafl arena --players players.toml --games 20 --out data/arena/ladder --plot
 
 players.toml:

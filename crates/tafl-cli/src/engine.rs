@@ -31,7 +31,7 @@ const ENGINE_HELP: &str = "Protocols:
 
 Player specs: builtin[:visits=N][,time=DUR][,guard=PLIES] (the trained net that ships with tafl; given a time,
 by time= or by the clock, and no visits=, it searches until the time is up),
-mcts:model=PATH[,visits=N][,time=DUR][,guard=PLIES] (a checkpoint or a run directory, whose best model is used), alphabeta[:depth=N][,time=1s][,nodes=N], random[:seed=N], htp:cmd=PROGRAM.
+mcts:model=PATH[,visits=N][,time=DUR][,guard=PLIES] (a checkpoint or a run directory, whose best model is used), alphabeta[:depth=N][,time=1s][,nodes=N], random[:seed=N], htp:cmd=PROGRAM, uci:cmd=PROGRAM.
 
 Examples:
   tafl engine --protocol htp --player mcts:model=data/runs/cpu,visits=400

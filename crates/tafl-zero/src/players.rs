@@ -32,7 +32,7 @@ pub const MAX_BATCH: u64 = 1024;
 pub const MAX_CACHE: u64 = 1 << 20;
 
 /// The kinds [`ZeroFactory`] knows.
-pub const KINDS: &str = "builtin, mcts, random, alphabeta, htp";
+pub const KINDS: &str = "builtin, mcts, random, alphabeta, htp, uci";
 
 /// Builds players from specs: `mcts:` with a network, the rest by [`netless_player`].
 pub struct ZeroFactory {

@@ -34,12 +34,10 @@
 //! `tcp`, the client listens on a free loopback address (127.0.0.2, .3, …) at port 49152, passes
 //! `--host ADDR` to the engine, and starts a fresh engine for every game.
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, ChildStdin};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -47,9 +45,7 @@ use tafl_rules::{Game, Move, Position, Side, parse_move, parse_square};
 use tafl_search::{Limits, MoveChoice, Player, PlayerError};
 
 use super::{parse_role, role_name, square_name};
-
-/// How many lines of the engine's standard error are kept for error messages.
-const STDERR_LINES: usize = 20;
+use crate::child::{self, StderrTail, line_reader};
 
 /// How to start an engine and how long to wait for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,11 +68,11 @@ impl HtpConfig {
     /// A config from a command line split at whitespace (no quoting), with default timeouts
     /// (60 s a move, 10 s for other commands).
     pub fn from_command_line(command_line: &str) -> Result<HtpConfig, HtpError> {
-        let mut words = command_line.split_whitespace().map(str::to_string);
-        let program = words.next().ok_or_else(|| HtpError::Spawn { program: String::new(), message: "empty command line".into() })?;
+        let (program, args) =
+            child::split_command_line(command_line).ok_or_else(|| HtpError::Spawn { program: String::new(), message: "empty command line".into() })?;
         Ok(HtpConfig {
             program,
-            args: words.collect(),
+            args,
             move_timeout: Duration::from_secs(60),
             command_timeout: Duration::from_secs(10),
             name: None,
@@ -85,14 +81,7 @@ impl HtpConfig {
     }
 
     fn display_name(&self) -> String {
-        self.name.clone().unwrap_or_else(|| {
-            let mut s = format!("htp:{}", self.program.rsplit('/').next().unwrap_or(&self.program));
-            for a in &self.args {
-                s.push(' ');
-                s.push_str(a);
-            }
-            s
-        })
+        self.name.clone().unwrap_or_else(|| child::display_name("htp", &self.program, &self.args))
     }
 }
 
@@ -165,8 +154,7 @@ pub struct HtpEngine {
     lines: Receiver<String>,
     /// In [`HtpConfig::tcp`] mode: the connection and its lines.
     socket: Option<(TcpStream, Receiver<String>)>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    stderr_reader: thread::JoinHandle<()>,
+    stderr: StderrTail,
     dead: bool,
 }
 
@@ -182,32 +170,12 @@ impl HtpEngine {
         } else {
             None
         };
-        let mut child = Command::new(&config.program)
-            .args(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn_error)?;
-        let missing = || HtpError::Spawn { program: config.program.clone(), message: "no pipe to the child".into() };
-        let stdin = child.stdin.take().ok_or_else(missing)?;
-        let stdout = child.stdout.take().ok_or_else(missing)?;
-        let stderr_pipe = child.stderr.take().ok_or_else(missing)?;
+        let piped = child::spawn_piped(&config.program, &args).map_err(spawn_error)?;
         // Reader threads end when the child closes its pipes (it exits or is killed).
-        let lines = line_reader(stdout);
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let kept = Arc::clone(&stderr);
-        let stderr_reader = thread::spawn(move || {
-            for line in BufReader::new(stderr_pipe).lines() {
-                let Ok(line) = line else { break };
-                let Ok(mut kept) = kept.lock() else { break };
-                if kept.len() == STDERR_LINES {
-                    kept.pop_front();
-                }
-                kept.push_back(line);
-            }
-        });
-        let mut engine = HtpEngine { program: config.program.clone(), child, stdin, lines, socket: None, stderr, stderr_reader, dead: false };
+        let lines = line_reader(piped.stdout);
+        let stderr = StderrTail::spawn(piped.stderr);
+        let mut engine =
+            HtpEngine { program: config.program.clone(), child: piped.child, stdin: piped.stdin, lines, socket: None, stderr, dead: false };
         if let Some(listener) = listener {
             let stream = engine.accept(&listener, config.command_timeout)?;
             let reader = stream.try_clone().map_err(spawn_error)?;
@@ -294,54 +262,27 @@ impl HtpEngine {
     fn died(&mut self, command: &str) -> HtpError {
         if !self.dead {
             self.dead = true;
-            // Let it finish exiting and the stderr reader collect what it said (briefly:
-            // a child that keeps the pipe open must not hang us).
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while !self.stderr_reader.is_finished() && Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(5));
-            }
+            // Let it finish exiting and the stderr reader collect what it said.
+            self.stderr.settle(Duration::from_millis(500));
             self.kill();
         }
-        let stderr = self.stderr.lock().map(|l| l.iter().cloned().collect::<Vec<_>>().join(" | ")).unwrap_or_default();
-        let stderr = if stderr.is_empty() { String::new() } else { format!("; {} said: {stderr}", self.program) };
-        HtpError::Died { command: command.to_string(), stderr }
+        HtpError::Died { command: command.to_string(), stderr: self.stderr.said_by(&self.program) }
     }
 
     fn kill(&mut self) {
         self.dead = true;
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        child::kill(&mut self.child);
     }
 }
 
 impl Drop for HtpEngine {
     fn drop(&mut self) {
-        if !self.dead {
-            // Ask politely, then make sure: some engines spin on a closed stdin.
-            let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());
-            let deadline = Instant::now() + Duration::from_millis(200);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
-                }
-                thread::sleep(Duration::from_millis(5));
-            }
+        if self.dead {
+            self.kill();
+        } else {
+            child::quit_or_kill(&mut self.child, &mut self.stdin);
         }
-        self.kill();
     }
-}
-
-/// Lines read from `source` by a thread that ends when the source closes.
-fn line_reader(source: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, lines) = channel();
-    thread::spawn(move || {
-        for line in CappedLines::new(BufReader::new(source)) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    lines
 }
 
 /// Longest line kept from an engine, in bytes; the rest of a longer line is dropped, so that an
@@ -560,6 +501,7 @@ impl Player for HtpPlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::BufReader;
 
     #[test]
     fn capped_lines_split_like_lines_and_cut_what_is_too_long() {

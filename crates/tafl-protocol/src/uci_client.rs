@@ -1,0 +1,900 @@
+//! The client side of the UCI-style protocol: run an external engine that speaks it (TaflZero,
+//! or our own [`crate::uci::UciServer`]) as a child process and play it as a [`Player`].
+//!
+//! # The conversation
+//! | client | engine |
+//! |---|---|
+//! | `uci` | `id name …`, `option …` in any order, `uciok` (TaflZero sends its `option` after `uciok`) |
+//! | `isready` | `readyok` |
+//! | `setoption name Variant value NAME` (only to an engine that offers a `Variant` option) | |
+//! | `ucinewgame` (before the first move of each game) | |
+//! | `position startpos moves a4a3 …` or `position fen FEN moves …`, then `isready` | `readyok` |
+//! | `go movetime MS` and/or `go nodes N` | `info …` lines, then `bestmove a4a3` |
+//! | `stop` (when [`Limits::stop`] is set during a `go`) | `bestmove …` |
+//! | `quit` (when the player is dropped) | `bye` |
+//!
+//! The engine keeps no state we rely on: each move sends the whole game, as its start position
+//! and the moves since. `startpos` is sent only when the engine's start position is surely the
+//! game's: the game starts from its variant's start, and the variant is the one the engine is set
+//! to (through its `Variant` option) or, for an engine without one (TaflZero), Copenhagen. Any
+//! other game goes as `position fen`, whose FEN carries the board size.
+//!
+//! The `isready` after each `position` keeps us in step: whatever the engine still had to say
+//! (a late `bestmove`, chatter) comes before its `readyok` and is skipped, and an
+//! `info string error …` it answers the `position` with (our server's way to refuse one) fails
+//! the move at once instead of letting it search another game.
+//!
+//! # Limits
+//! `go movetime` comes from the caller's [`Limits::time`], else [`UciConfig::movetime`];
+//! `go nodes` from [`Limits::nodes`] (or [`Limits::visits`]), else [`UciConfig::nodes`]; with
+//! neither, a second a move ([`DEFAULT_MOVETIME`]). With both, both are sent, `movetime` first
+//! (an engine that reads one limit only, as TaflZero does, then keeps to the time). The engine
+//! must answer within [`UciConfig::move_timeout`]: by default the move time and
+//! [`MOVE_TIMEOUT_MARGIN`], or [`NODES_MOVE_TIMEOUT`] for a `go nodes`.
+//!
+//! # What the engine's `info` becomes
+//! The last `info` lines of a search (the first line of a MultiPV search only) give the
+//! [`MoveChoice`]: `depth` (or the line's length when the engine gives no depth, as TaflZero's
+//! MCTS), `nodes`, the `pv` as far as it is legal and starts with the move played, and the
+//! value, from the side to move's view ([`Info::value`]):
+//! * `score mate N`: +1 for N > 0 (the side to move mates), else -1;
+//! * `winrate P%` (TaflZero's own win probability): 2P - 1;
+//! * `score cp V`: TaflZero writes `V = 111.71 tan(1.5621 q)` (Leela Chess Zero's formula) for a
+//!   value `q` in [-1, 1]; the client inverts it, `q = atan(V / 111.71) / 1.5621`. Other
+//!   engines' scales differ (our server writes `1000 q`): the value keeps the score's sign and
+//!   order, not its scale.
+//!
+//! # Who referees
+//! Our [`tafl_rules::Game`] does: the `bestmove` must parse (`a4a3` or `a4-a3`) and be legal
+//! in the game. An engine that dies, stays silent past its timeout, writes a line longer than
+//! [`MAX_UCI_LINE`], answers a move that does not parse or is illegal, or has no move
+//! (`bestmove (none)`, `bestmove 0000`) fails the move with [`PlayerError::Engine`] (the arena
+//! forfeits its game). After a timeout or an over-long line the engine is killed and every
+//! later move fails too.
+//!
+//! # Variants
+//! An engine may announce the variants it plays as a `Variant` combo option (our server does):
+//! a game of another variant fails at once with [`UciError::Unsupported`], and the engine is
+//! switched with `setoption` to the game's variant when needed. An engine that announces
+//! nothing (TaflZero plays Copenhagen 11x11 only) is sent the position as a FEN; when it cannot
+//! take it, it refuses with `info string error …`, or plays a move we find illegal, or says
+//! nothing and runs into its move timeout: an error each time, never a hang.
+
+use std::io::Write;
+use std::process::{Child, ChildStdin};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use tafl_rules::{Game, Move, Position, Variant, parse_move};
+use tafl_search::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, PlayerError, Stop};
+
+use crate::child::{self, StderrTail, line_reader};
+use crate::engine::compact_move;
+
+/// The move time when neither the caller nor the config gives a limit.
+pub const DEFAULT_MOVETIME: Duration = Duration::from_secs(1);
+/// How much longer than its move time an engine may take to answer before it forfeits.
+pub const MOVE_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
+/// How long an engine may search a `go nodes` (no time given) before it forfeits.
+pub const NODES_MOVE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest line the client takes from an engine, in bytes; a longer one is an error. UCI
+/// lines are short (a principal variation of 200 plies is about a kilobyte); the line reader
+/// never keeps more than [`crate::htp::MAX_LINE`] of any line.
+pub const MAX_UCI_LINE: usize = 16 * 1024;
+/// How often a waiting client looks at [`Limits::stop`].
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+/// One line an engine writes, as the client reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// `id KEY VALUE…` (`id name TaflZero`, `id author …`).
+    Id {
+        /// `name`, `author`, …
+        key: String,
+        /// The rest of the line.
+        value: String,
+    },
+    /// `option name NAME type TYPE [default D] [min A] [max B] [var V]…`.
+    Option(UciOption),
+    /// `uciok`: the end of the engine's introduction.
+    UciOk,
+    /// `readyok`.
+    ReadyOk,
+    /// `info …`.
+    Info(Info),
+    /// `bestmove MOVE [ponder …]`: the move's text as written (`(none)` or `0000` for no move,
+    /// empty when missing).
+    BestMove(String),
+    /// `bye`: the engine's answer to `quit`.
+    Bye,
+    /// Anything else (engines chat: TaflZero answers `position` with `position set to …`).
+    Unknown,
+}
+
+/// An `option` line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UciOption {
+    /// Its name (may hold spaces).
+    pub name: String,
+    /// Its type (`check`, `spin`, `combo`, `button`, `string`), if given.
+    pub kind: Option<String>,
+    /// Its default value, if given.
+    pub default: Option<String>,
+    /// The choices of a `combo`.
+    pub vars: Vec<String>,
+}
+
+/// A search score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// `score cp V`.
+    Cp(i64),
+    /// `score mate N`: the side to move mates in N moves (N > 0) or is mated (N <= 0).
+    Mate(i64),
+}
+
+/// Leela Chess Zero's (and TaflZero's) centipawn scale: `cp = CP_SCALE * tan(CP_STRETCH * q)`.
+const CP_SCALE: f64 = 111.714_640_912;
+const CP_STRETCH: f64 = 1.562_068_842_1;
+
+impl Score {
+    /// The score as a value in [-1, 1] from the side to move's view (the module docs say how).
+    #[must_use]
+    pub fn value(self) -> f32 {
+        match self {
+            Score::Mate(n) => {
+                if n > 0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            }
+            Score::Cp(cp) => ((cp as f64 / CP_SCALE).atan() / CP_STRETCH).clamp(-1.0, 1.0) as f32,
+        }
+    }
+}
+
+/// What an `info` line says; fields it does not give are `None` (or empty), and so are those
+/// whose value does not parse.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Info {
+    /// `depth N`.
+    pub depth: Option<u32>,
+    /// `score cp V` or `score mate N`.
+    pub score: Option<Score>,
+    /// `winrate P%` (TaflZero): the side to move's win probability, in [0, 1].
+    pub winrate: Option<f32>,
+    /// `nodes N`.
+    pub nodes: Option<u64>,
+    /// `time MS`.
+    pub time_ms: Option<u64>,
+    /// `nps N`, or TaflZero's `speed N`.
+    pub nps: Option<u64>,
+    /// `multipv K`: the K-th best line.
+    pub multipv: Option<u32>,
+    /// `pv MOVE…`: the rest of the line, as written.
+    pub pv: Vec<String>,
+    /// `string TEXT`: the rest of the line.
+    pub string: Option<String>,
+}
+
+impl Info {
+    /// The value in [-1, 1] from the side to move's view: a mate score, else the win rate,
+    /// else the centipawn score (the module docs say how each is read).
+    #[must_use]
+    pub fn value(&self) -> Option<f32> {
+        match (self.score, self.winrate) {
+            (Some(s @ Score::Mate(_)), _) => Some(s.value()),
+            (_, Some(w)) => Some((2.0 * w - 1.0).clamp(-1.0, 1.0)),
+            (Some(s), None) => Some(s.value()),
+            (None, None) => None,
+        }
+    }
+
+    /// Takes in what a later line of the same search says, field by field: a line with only
+    /// `nodes` and `time` keeps the last score and line.
+    fn update(&mut self, later: Info) {
+        self.depth = later.depth.or(self.depth);
+        self.score = later.score.or(self.score);
+        self.winrate = later.winrate.or(self.winrate);
+        self.nodes = later.nodes.or(self.nodes);
+        self.time_ms = later.time_ms.or(self.time_ms);
+        self.nps = later.nps.or(self.nps);
+        if !later.pv.is_empty() {
+            self.pv = later.pv;
+        }
+        self.string = later.string.or(self.string.take());
+    }
+
+    /// An `info string error…`: how our server (and others) refuse a command.
+    fn error(&self) -> Option<&str> {
+        self.string.as_deref().filter(|s| s.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("error")))
+    }
+}
+
+/// Reads one line from an engine. Never fails: what is not a known reply is
+/// [`Reply::Unknown`], and a field that does not parse is left out.
+#[must_use]
+pub fn parse_reply(line: &str) -> Reply {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["uciok", ..] => Reply::UciOk,
+        ["readyok", ..] => Reply::ReadyOk,
+        ["bye", ..] => Reply::Bye,
+        ["bestmove", rest @ ..] => Reply::BestMove(rest.first().map(|m| (*m).to_string()).unwrap_or_default()),
+        ["id", key, value @ ..] => Reply::Id { key: (*key).to_string(), value: value.join(" ") },
+        ["option", rest @ ..] => Reply::Option(parse_option(rest)),
+        ["info", rest @ ..] => Reply::Info(parse_info(rest)),
+        _ => Reply::Unknown,
+    }
+}
+
+fn parse_option(words: &[&str]) -> UciOption {
+    const KEYS: [&str; 6] = ["name", "type", "default", "min", "max", "var"];
+    let mut option = UciOption::default();
+    let mut i = 0;
+    while i < words.len() {
+        let key = words[i];
+        let end = words[i + 1..].iter().position(|w| KEYS.contains(w)).map_or(words.len(), |n| i + 1 + n);
+        let value = words[i + 1..end].join(" ");
+        match key {
+            "name" => option.name = value,
+            "type" => option.kind = Some(value),
+            "default" => option.default = Some(value),
+            "var" => option.vars.push(value),
+            // `min`, `max` and words before the first key are not needed.
+            _ => {}
+        }
+        i = end;
+    }
+    option
+}
+
+fn parse_info(words: &[&str]) -> Info {
+    let mut info = Info::default();
+    let mut i = 0;
+    while i < words.len() {
+        let next = words.get(i + 1).copied().unwrap_or_default();
+        let number = || next.parse::<u64>().ok();
+        i += match words[i] {
+            "depth" => {
+                info.depth = next.parse().ok();
+                2
+            }
+            "nodes" => {
+                info.nodes = number();
+                2
+            }
+            "time" => {
+                info.time_ms = number();
+                2
+            }
+            "nps" | "speed" => {
+                info.nps = number();
+                2
+            }
+            "multipv" => {
+                info.multipv = next.parse().ok();
+                2
+            }
+            "winrate" => {
+                info.winrate = parse_percent(next);
+                2
+            }
+            "score" => {
+                let v = words.get(i + 2).and_then(|v| v.parse::<i64>().ok());
+                info.score = match next {
+                    "cp" => v.map(Score::Cp),
+                    "mate" => v.map(Score::Mate),
+                    _ => None,
+                };
+                3
+            }
+            "pv" => {
+                info.pv = words[i + 1..].iter().map(|w| (*w).to_string()).collect();
+                words.len()
+            }
+            "string" => {
+                info.string = Some(words[i + 1..].join(" "));
+                words.len()
+            }
+            // `seldepth`, `hashfull`, `currmove` and the like take one value; `lowerbound` after
+            // a score none, and skipping one word then is harmless.
+            _ => 1,
+        };
+    }
+    info
+}
+
+/// `55.0%` (or `55.0`) as 0.55, when it is a percentage.
+fn parse_percent(text: &str) -> Option<f32> {
+    let p: f32 = text.strip_suffix('%').unwrap_or(text).parse().ok()?;
+    (0.0..=100.0).contains(&p).then_some(p / 100.0)
+}
+
+/// How to start an engine and how long to wait for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UciConfig {
+    /// The program to run.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The move time when the caller's limits give none.
+    pub movetime: Option<Duration>,
+    /// The nodes a move when the caller's limits give none.
+    pub nodes: Option<u64>,
+    /// The longest the engine may take to answer a `go`; `None`: the module docs' default.
+    pub move_timeout: Option<Duration>,
+    /// The longest the engine may take over anything else (its start-up, `isready`).
+    pub command_timeout: Duration,
+    /// The name in tables and records; by default `uci:` and the command line.
+    pub name: Option<String>,
+}
+
+impl UciConfig {
+    /// A config from a command line split at whitespace (no quoting), with the default limits
+    /// and 30 s for commands (an engine that loads a network on the GPU takes a while to start).
+    pub fn from_command_line(command_line: &str) -> Result<UciConfig, UciError> {
+        let (program, args) =
+            child::split_command_line(command_line).ok_or_else(|| UciError::Spawn { program: String::new(), message: "empty command line".into() })?;
+        Ok(UciConfig { program, args, movetime: None, nodes: None, move_timeout: None, command_timeout: Duration::from_secs(30), name: None })
+    }
+
+    fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| child::display_name("uci", &self.program, &self.args))
+    }
+}
+
+/// What went wrong talking to an engine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UciError {
+    /// The program could not be started.
+    #[error("cannot start `{program}`: {message}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        message: String,
+    },
+    /// The engine exited (or closed its output) before answering.
+    #[error("the engine died before answering `{command}`{stderr}")]
+    Died {
+        /// The command it was answering.
+        command: String,
+        /// Its last lines of standard error, if any, prefixed for display.
+        stderr: String,
+    },
+    /// No answer in time; the engine is killed.
+    #[error("no answer to `{command}` within {timeout:?}; engine killed")]
+    Timeout {
+        /// The command.
+        command: String,
+        /// The time allowed.
+        timeout: Duration,
+    },
+    /// A line longer than [`MAX_UCI_LINE`]; the engine is killed.
+    #[error("answering `{command}`, the engine wrote a line of {len} bytes (at most {MAX_UCI_LINE}); engine killed")]
+    LineTooLong {
+        /// The command.
+        command: String,
+        /// The line's length as read (cut at [`crate::htp::MAX_LINE`]).
+        len: usize,
+    },
+    /// The engine answered `info string error…`.
+    #[error("the engine refused `{command}`: {message}")]
+    Refused {
+        /// The command.
+        command: String,
+        /// The engine's words.
+        message: String,
+    },
+    /// The engine's `bestmove` is not a move.
+    #[error("the engine answered `{command}` with `bestmove {reply}`: {why}")]
+    Garbage {
+        /// The command.
+        command: String,
+        /// The move text.
+        reply: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The engine has no move (`bestmove (none)` or `0000`) in a game that is not over.
+    #[error("the engine has no move (`bestmove {reply}`) in a game that goes on{said}")]
+    NoMove {
+        /// The move text.
+        reply: String,
+        /// Its last `info string`, if any, prefixed for display.
+        said: String,
+    },
+    /// The engine chose a move that is illegal in our game.
+    #[error("the engine played the illegal move {mv}: {why}")]
+    IllegalMove {
+        /// The move.
+        mv: String,
+        /// Why it is illegal.
+        why: String,
+    },
+    /// The game cannot be played with this engine.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// What waiting for a line brought.
+enum Wait {
+    Line(Reply),
+    /// A poll interval passed with nothing (the deadline not yet).
+    Nothing,
+}
+
+/// A running engine: a child process and its output, line by line.
+struct UciEngine {
+    program: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr: StderrTail,
+    dead: bool,
+}
+
+impl UciEngine {
+    fn spawn(config: &UciConfig) -> Result<UciEngine, UciError> {
+        let piped = child::spawn_piped(&config.program, &config.args)
+            .map_err(|e| UciError::Spawn { program: config.program.clone(), message: e.to_string() })?;
+        // Reader threads end when the child closes its pipes (it exits or is killed).
+        Ok(UciEngine {
+            program: config.program.clone(),
+            child: piped.child,
+            stdin: piped.stdin,
+            lines: line_reader(piped.stdout),
+            stderr: StderrTail::spawn(piped.stderr),
+            dead: false,
+        })
+    }
+
+    /// Writes one command.
+    fn send(&mut self, command: &str) -> Result<(), UciError> {
+        if self.dead {
+            return Err(self.died(command));
+        }
+        if writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()).is_err() {
+            return Err(self.died(command));
+        }
+        Ok(())
+    }
+
+    /// Waits for the next line until `deadline` (`timeout` after `command` was sent), at most
+    /// [`STOP_POLL`] at a time so that the caller can look at its stop flag.
+    fn next(&mut self, command: &str, deadline: Instant, timeout: Duration) -> Result<Wait, UciError> {
+        if self.dead {
+            return Err(self.died(command));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left.min(STOP_POLL)) {
+            Ok(line) if line.len() > MAX_UCI_LINE => {
+                self.kill();
+                Err(UciError::LineTooLong { command: command.to_string(), len: line.len() })
+            }
+            Ok(line) => Ok(Wait::Line(parse_reply(&line))),
+            Err(RecvTimeoutError::Timeout) if left > STOP_POLL => Ok(Wait::Nothing),
+            Err(RecvTimeoutError::Timeout) => {
+                self.kill();
+                Err(UciError::Timeout { command: command.to_string(), timeout })
+            }
+            Err(RecvTimeoutError::Disconnected) => Err(self.died(command)),
+        }
+    }
+
+    /// The error for a dead engine, with its last words on standard error.
+    fn died(&mut self, command: &str) -> UciError {
+        if !self.dead {
+            // Let it finish exiting and the stderr reader collect what it said.
+            self.stderr.settle(Duration::from_millis(500));
+            self.kill();
+        }
+        UciError::Died { command: command.to_string(), stderr: self.stderr.said_by(&self.program) }
+    }
+
+    fn kill(&mut self) {
+        self.dead = true;
+        child::kill(&mut self.child);
+    }
+}
+
+impl Drop for UciEngine {
+    fn drop(&mut self) {
+        if self.dead {
+            self.kill();
+        } else {
+            // The engine's `bye` is not waited for: its exit is what counts.
+            child::quit_or_kill(&mut self.child, &mut self.stdin);
+        }
+    }
+}
+
+/// What one `go` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Go {
+    movetime: Option<Duration>,
+    nodes: Option<u64>,
+}
+
+impl Go {
+    /// The caller's limits, else the config's, else [`DEFAULT_MOVETIME`].
+    fn new(config: &UciConfig, limits: &Limits) -> Go {
+        let movetime = limits.time.or(config.movetime);
+        // Our server refuses more than MAX_SEARCH_COUNT nodes; no search needs more.
+        let nodes = limits.nodes.or(limits.visits).or(config.nodes).map(|n| n.clamp(1, MAX_SEARCH_COUNT));
+        if movetime.is_none() && nodes.is_none() {
+            return Go { movetime: Some(DEFAULT_MOVETIME), nodes: None };
+        }
+        Go { movetime, nodes }
+    }
+
+    fn command(self) -> String {
+        let mut command = "go".to_string();
+        if let Some(t) = self.movetime {
+            // TaflZero refuses `movetime 0`.
+            command.push_str(&format!(" movetime {}", t.as_millis().max(1)));
+        }
+        if let Some(n) = self.nodes {
+            command.push_str(&format!(" nodes {n}"));
+        }
+        command
+    }
+
+    fn timeout(self, config: &UciConfig) -> Duration {
+        config.move_timeout.unwrap_or_else(|| self.movetime.map_or(NODES_MOVE_TIMEOUT, |t| t + MOVE_TIMEOUT_MARGIN))
+    }
+}
+
+/// The `position` command for `game`: `startpos` when the game starts from its variant's
+/// start and the engine's start position is that (`startpos_is_ours`), else the start's FEN;
+/// then the moves, written `a4a3`.
+#[must_use]
+pub fn position_command(game: &Game, startpos_is_ours: bool) -> String {
+    let mut command = if startpos_is_ours && *game.start() == Position::start(game.variant()) {
+        "position startpos".to_string()
+    } else {
+        format!("position fen {}", game.start().to_fen())
+    };
+    if !game.moves().is_empty() {
+        command.push_str(" moves");
+        for m in game.moves() {
+            command.push(' ');
+            command.push_str(&compact_move(*m));
+        }
+    }
+    command
+}
+
+/// An external engine over the UCI-style protocol as a [`Player`].
+pub struct UciPlayer {
+    config: UciConfig,
+    engine: UciEngine,
+    /// The engine's `id name`.
+    engine_name: Option<String>,
+    /// The variants the engine offers in its `Variant` option, if it has one.
+    variants: Option<Vec<String>>,
+    /// The variant the engine is set to (its option's default, then what we set).
+    engine_variant: Option<String>,
+    /// `ucinewgame` is due before the next move.
+    new_game: bool,
+}
+
+impl UciPlayer {
+    /// Starts the engine and waits for its `uciok` and `readyok`, so that a wrong command line
+    /// fails here rather than forfeiting every game.
+    pub fn spawn(config: UciConfig) -> Result<UciPlayer, UciError> {
+        let engine = UciEngine::spawn(&config)?;
+        let mut player = UciPlayer { config, engine, engine_name: None, variants: None, engine_variant: None, new_game: true };
+        player.handshake()?;
+        Ok(player)
+    }
+
+    /// The engine's own name (`id name`), if it gave one.
+    #[must_use]
+    pub fn engine_name(&self) -> Option<&str> {
+        self.engine_name.as_deref()
+    }
+
+    fn handshake(&mut self) -> Result<(), UciError> {
+        self.engine.send("uci")?;
+        let timeout = self.config.command_timeout;
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.engine.next("uci", deadline, timeout)? {
+                Wait::Line(Reply::UciOk) => break,
+                Wait::Line(reply) => self.note(reply),
+                Wait::Nothing => {}
+            }
+        }
+        self.sync("uci")
+    }
+
+    /// Keeps what the engine says about itself, whenever it says it.
+    fn note(&mut self, reply: Reply) {
+        match reply {
+            Reply::Id { key, value } if key == "name" => self.engine_name = Some(value),
+            Reply::Option(option) if option.name.eq_ignore_ascii_case("variant") => {
+                self.engine_variant = option.default.clone();
+                self.variants = Some(option.vars);
+            }
+            _ => {}
+        }
+    }
+
+    /// `isready` and its `readyok`, skipping what comes before; an `info string error…` among
+    /// it means the engine refused `after` (the command before).
+    fn sync(&mut self, after: &str) -> Result<(), UciError> {
+        self.engine.send("isready")?;
+        let timeout = self.config.command_timeout;
+        let deadline = Instant::now() + timeout;
+        let mut refusal = None;
+        loop {
+            match self.engine.next("isready", deadline, timeout)? {
+                Wait::Line(Reply::ReadyOk) => break,
+                Wait::Line(Reply::Info(info)) => refusal = info.error().map(str::to_string).or(refusal),
+                Wait::Line(reply) => self.note(reply),
+                Wait::Nothing => {}
+            }
+        }
+        match refusal {
+            Some(message) => Err(UciError::Refused { command: after.to_string(), message }),
+            None => Ok(()),
+        }
+    }
+
+    /// Sets the engine to `variant` if it offers variants (or fails when it lacks this one);
+    /// says whether its `startpos` is this variant's start.
+    fn set_variant(&mut self, variant: &'static Variant) -> Result<bool, UciError> {
+        let Some(variants) = &self.variants else {
+            return Ok(std::ptr::eq(variant, Variant::copenhagen()));
+        };
+        let name = variant.name();
+        if !variants.iter().any(|v| v == name) {
+            return Err(UciError::Unsupported(format!("the engine plays {}, not {name}", variants.join(", "))));
+        }
+        if self.engine_variant.as_deref() != Some(name) {
+            self.engine.send(&format!("setoption name Variant value {name}"))?;
+            self.engine_variant = Some(name.to_string());
+        }
+        Ok(true)
+    }
+
+    /// Chooses a move, with the protocol error on failure.
+    pub fn search(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, UciError> {
+        let startpos_is_ours = self.set_variant(game.variant())?;
+        if self.new_game {
+            self.engine.send("ucinewgame")?;
+            self.new_game = false;
+        }
+        self.engine.send(&position_command(game, startpos_is_ours))?;
+        self.sync("position")?;
+        let go = Go::new(&self.config, limits);
+        let command = go.command();
+        self.engine.send(&command)?;
+        let (text, info) = self.await_bestmove(&command, go.timeout(&self.config), &limits.stop)?;
+        let mv = read_bestmove(&text, game).map_err(|e| match e {
+            Unplayable::None => UciError::NoMove { reply: text.clone(), said: info.string.as_ref().map(|s| format!("; it said: {s}")).unwrap_or_default() },
+            Unplayable::Garbage(why) => UciError::Garbage { command: command.clone(), reply: text.clone(), why },
+            Unplayable::Illegal(why) => UciError::IllegalMove { mv: text.clone(), why },
+        })?;
+        Ok(choice(game, mv, &info))
+    }
+
+    /// Reads `info` lines until `bestmove`; sends `stop` once `stop` is set.
+    fn await_bestmove(&mut self, command: &str, timeout: Duration, stop: &Stop) -> Result<(String, Info), UciError> {
+        let deadline = Instant::now() + timeout;
+        let mut info = Info::default();
+        let mut stopped = false;
+        loop {
+            if !stopped && stop.is_set() {
+                self.engine.send("stop")?;
+                stopped = true;
+            }
+            match self.engine.next(command, deadline, timeout)? {
+                Wait::Line(Reply::BestMove(text)) => return Ok((text, info)),
+                // Only the best line of a MultiPV search.
+                Wait::Line(Reply::Info(line)) if line.multipv.is_none_or(|k| k == 1) => info.update(line),
+                Wait::Line(_) | Wait::Nothing => {}
+            }
+        }
+    }
+}
+
+/// Why a `bestmove` cannot be played.
+#[derive(Debug)]
+enum Unplayable {
+    /// `(none)`, `0000` or nothing.
+    None,
+    Garbage(String),
+    Illegal(String),
+}
+
+/// The move of a `bestmove`, parsed and checked against the game.
+fn read_bestmove(text: &str, game: &Game) -> Result<Move, Unplayable> {
+    if matches!(text, "" | "(none)" | "0000") {
+        return Err(Unplayable::None);
+    }
+    let mv = parse_move(text, game.variant().size()).map_err(|e| Unplayable::Garbage(e.to_string()))?.mv;
+    game.position().check_move(mv).map_err(|e| Unplayable::Illegal(e.to_string()))?;
+    Ok(mv)
+}
+
+/// The move and what the engine's last `info` said about it.
+fn choice(game: &Game, mv: Move, info: &Info) -> MoveChoice {
+    let pv = legal_line(game.position(), game.variant().size(), &info.pv);
+    let pv_known = pv.first() == Some(&mv);
+    let depth = info.depth.unwrap_or(if pv_known { u32::try_from(pv.len()).unwrap_or(u32::MAX) } else { 0 });
+    MoveChoice { mv, value: info.value(), pv: if pv_known { pv } else { vec![mv] }, depth, nodes: info.nodes.unwrap_or(0) }
+}
+
+/// The longest legal start of a line of move texts from `position`.
+fn legal_line(position: &Position, size: u8, texts: &[String]) -> Vec<Move> {
+    let mut position = *position;
+    let mut line = Vec::new();
+    for text in texts {
+        let Ok(parsed) = parse_move(text, size) else { break };
+        if position.play(parsed.mv).is_err() {
+            break;
+        }
+        line.push(parsed.mv);
+    }
+    line
+}
+
+impl Player for UciPlayer {
+    fn name(&self) -> String {
+        self.config.display_name()
+    }
+
+    fn choose(&mut self, game: &Game, limits: &Limits) -> Result<MoveChoice, PlayerError> {
+        if game.outcome().is_over() {
+            return Err(PlayerError::NoMoves);
+        }
+        self.search(game, limits).map_err(|e| PlayerError::Engine(e.to_string()))
+    }
+
+    fn new_game(&mut self) {
+        self.new_game = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_handshake() {
+        assert_eq!(parse_reply("id name TaflZero 0.3"), Reply::Id { key: "name".into(), value: "TaflZero 0.3".into() });
+        assert_eq!(parse_reply("uciok"), Reply::UciOk);
+        assert_eq!(parse_reply(" readyok \r"), Reply::ReadyOk);
+        assert_eq!(parse_reply("bye"), Reply::Bye);
+        let Reply::Option(o) = parse_reply("option name NNFile type string default ./default_nn.onnx") else { panic!() };
+        assert_eq!((o.name.as_str(), o.kind.as_deref(), o.default.as_deref()), ("NNFile", Some("string"), Some("./default_nn.onnx")));
+        let Reply::Option(o) = parse_reply("option name Variant type combo default copenhagen var copenhagen var brandubh") else { panic!() };
+        assert_eq!(o.vars, ["copenhagen", "brandubh"]);
+        let Reply::Option(o) = parse_reply("option name Move Time type spin default 0 min 0 max 9") else { panic!() };
+        assert_eq!(o.name, "Move Time");
+        assert_eq!(parse_reply("position set to startpos (3 moves)"), Reply::Unknown);
+        assert_eq!(parse_reply(""), Reply::Unknown);
+        assert_eq!(parse_reply("uciokay"), Reply::Unknown);
+    }
+
+    #[test]
+    fn parses_info_lines() {
+        let Reply::Info(i) = parse_reply("info depth 3 score cp -25 nodes 1200 time 15 speed 80000 pv a4a3 d5d2 x9") else { panic!() };
+        assert_eq!((i.depth, i.score, i.nodes, i.time_ms, i.nps), (Some(3), Some(Score::Cp(-25)), Some(1200), Some(15), Some(80000)));
+        assert_eq!(i.pv, ["a4a3", "d5d2", "x9"]);
+        // TaflZero's line: no depth, a win rate.
+        let Reply::Info(i) = parse_reply("info score cp 12 winrate 55.0% nodes 400 time 1000 speed 400 pv f4f3") else { panic!() };
+        assert_eq!(i.winrate, Some(0.55));
+        assert!((i.value().unwrap() - 0.1).abs() < 1e-6);
+        let Reply::Info(i) = parse_reply("info depth 9 seldepth 12 multipv 2 score mate -3 lowerbound nodes x pv") else { panic!() };
+        assert_eq!((i.depth, i.multipv, i.score, i.nodes), (Some(9), Some(2), Some(Score::Mate(-3)), None));
+        assert_eq!(i.value(), Some(-1.0));
+        let Reply::Info(i) = parse_reply("info string error: bad fen `x`") else { panic!() };
+        assert_eq!(i.error(), Some("error: bad fen `x`"));
+        let Reply::Info(i) = parse_reply("info score cp") else { panic!() };
+        assert_eq!(i.score, None);
+        assert_eq!(parse_reply("bestmove a4a3 ponder d5d2"), Reply::BestMove("a4a3".into()));
+        assert_eq!(parse_reply("bestmove"), Reply::BestMove(String::new()));
+    }
+
+    #[test]
+    fn scores_become_values() {
+        assert_eq!(Score::Cp(0).value(), 0.0);
+        assert_eq!(Score::Mate(2).value(), 1.0);
+        assert_eq!(Score::Mate(0).value(), -1.0);
+        // TaflZero's cp = 111.71 tan(1.5621 q), inverted.
+        for q in [-0.9f64, -0.5, 0.1, 0.7] {
+            let cp = (CP_SCALE * (CP_STRETCH * q).tan()) as i64;
+            assert!((f64::from(Score::Cp(cp).value()) - q).abs() < 0.01, "{q} {cp}");
+        }
+        assert_eq!(Score::Cp(i64::MAX).value(), 1.0);
+        assert_eq!(Score::Cp(i64::MIN).value(), -1.0);
+        assert_eq!(parse_percent("150%"), None);
+        assert_eq!(parse_percent("NaN%"), None);
+    }
+
+    #[test]
+    fn later_info_lines_keep_what_they_do_not_say() {
+        let mut info = Info::default();
+        let lines = ["info depth 2 score cp 30 nodes 10 pv a4a3", "info nodes 50 time 3", "info string thinking"];
+        for line in lines {
+            let Reply::Info(i) = parse_reply(line) else { panic!() };
+            info.update(i);
+        }
+        assert_eq!((info.depth, info.score, info.nodes, info.pv.len()), (Some(2), Some(Score::Cp(30)), Some(50), 1));
+        assert_eq!(info.string.as_deref(), Some("thinking"));
+    }
+
+    fn config(movetime: Option<u64>, nodes: Option<u64>) -> UciConfig {
+        UciConfig { movetime: movetime.map(Duration::from_millis), nodes, ..UciConfig::from_command_line("engine").unwrap() }
+    }
+
+    #[test]
+    fn go_takes_the_callers_limits_then_the_configs() {
+        let ms = Duration::from_millis;
+        let limits = |time: Option<u64>, nodes: Option<u64>| Limits { time: time.map(ms), nodes, ..Limits::default() };
+        let go = |c: &UciConfig, l: &Limits| Go::new(c, l).command();
+        assert_eq!(go(&config(None, None), &Limits::default()), "go movetime 1000");
+        assert_eq!(go(&config(Some(300), None), &Limits::default()), "go movetime 300");
+        assert_eq!(go(&config(Some(300), None), &limits(Some(50), None)), "go movetime 50");
+        assert_eq!(go(&config(None, Some(400)), &Limits::default()), "go nodes 400");
+        assert_eq!(go(&config(Some(300), Some(400)), &limits(None, Some(7))), "go movetime 300 nodes 7");
+        assert_eq!(go(&config(None, None), &Limits { visits: Some(1 << 40), ..Limits::default() }), format!("go nodes {MAX_SEARCH_COUNT}"));
+        assert_eq!(go(&config(None, None), &limits(Some(0), None)), "go movetime 1");
+        // The move timeout: movetime and a margin, a minute for nodes, or the config's.
+        assert_eq!(Go::new(&config(Some(300), None), &Limits::default()).timeout(&config(None, None)), ms(300) + MOVE_TIMEOUT_MARGIN);
+        assert_eq!(Go::new(&config(None, Some(9)), &Limits::default()).timeout(&config(None, None)), NODES_MOVE_TIMEOUT);
+        let fixed = UciConfig { move_timeout: Some(ms(5)), ..config(None, None) };
+        assert_eq!(Go::new(&fixed, &Limits::default()).timeout(&fixed), ms(5));
+    }
+
+    #[test]
+    fn positions_are_startpos_or_fen_with_moves() {
+        let mut game = Game::new(Variant::copenhagen());
+        assert_eq!(position_command(&game, true), "position startpos");
+        game.play(parse_move("d1-d4", 11).unwrap().mv).unwrap();
+        game.play(parse_move("f4f3", 11).unwrap().mv).unwrap();
+        assert_eq!(position_command(&game, true), "position startpos moves d1d4 f4f3");
+        let fen = Position::start(Variant::copenhagen()).to_fen();
+        assert_eq!(position_command(&game, false), format!("position fen {fen} moves d1d4 f4f3"));
+        let later = Game::from_position(*game.position());
+        assert_eq!(position_command(&later, true), format!("position fen {}", game.position().to_fen()));
+    }
+
+    #[test]
+    fn best_moves_are_refereed() {
+        let game = Game::new(Variant::copenhagen());
+        assert_eq!(read_bestmove("d1d4", &game).unwrap().to_string(), "d1-d4");
+        assert!(read_bestmove("D1-D4", &game).is_ok());
+        assert!(matches!(read_bestmove("(none)", &game), Err(Unplayable::None)));
+        assert!(matches!(read_bestmove("0000", &game), Err(Unplayable::None)));
+        assert!(matches!(read_bestmove("hello", &game), Err(Unplayable::Garbage(_))));
+        assert!(matches!(read_bestmove("a1a2", &game), Err(Unplayable::Illegal(_))));
+    }
+
+    #[test]
+    fn the_choice_keeps_a_legal_line_that_starts_with_the_move() {
+        let game = Game::new(Variant::copenhagen());
+        let mv = parse_move("d1d4", 11).unwrap().mv;
+        let Reply::Info(info) = parse_reply("info score cp 0 nodes 9 pv d1d4 f4f3 a1a2 d4d5") else { panic!() };
+        let c = choice(&game, mv, &info);
+        assert_eq!(c.pv.iter().map(ToString::to_string).collect::<Vec<_>>(), ["d1-d4", "f4-f3"]);
+        assert_eq!((c.depth, c.nodes, c.value), (2, 9, Some(0.0)));
+        // A line for another move is not this move's.
+        let Reply::Info(info) = parse_reply("info depth 4 pv h1h3") else { panic!() };
+        let c = choice(&game, mv, &info);
+        assert_eq!((c.pv, c.depth, c.value), (vec![mv], 4, None));
+    }
+
+    #[test]
+    fn a_missing_program_fails_to_spawn() {
+        let c = UciConfig::from_command_line("/nonexistent/tafl-uci-engine").unwrap();
+        assert!(matches!(UciPlayer::spawn(c), Err(UciError::Spawn { .. })));
+        assert!(UciConfig::from_command_line(" ").is_err());
+        assert_eq!(config(None, None).display_name(), "uci:engine");
+    }
+}
