@@ -23,18 +23,18 @@
 //! * Errors (a bad FEN, an illegal move, an unknown command) are answered
 //!   `info string error: …`, and the engine keeps going; after a bad `position` the previous
 //!   position stays.
-//! * The [`tafl_search::Player`] trait cannot be interrupted, so `go infinite` searches in
-//!   slices of growing length (up to a second) and `stop` takes effect at the end of the current
-//!   slice; a `go` with limits always runs to its limits.
+//! * `stop` (or any command that needs the engine: `position`, `go`, `ucinewgame`, `quit`)
+//!   ends the running search at once: its [`tafl_search::Stop`] flag is set and it answers with
+//!   its best move so far. `go infinite` searches in slices of growing length (up to a second),
+//!   so that an `info` line comes after each, until `stop`.
 
 use std::io::{self, BufRead, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use tafl_rules::{Game, PRESETS, Position, Side, Variant, parse_move};
-use tafl_search::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player};
+use tafl_search::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, Stop};
 
 use crate::engine::{EngineOptions, choose_checked, compact_move, time_for_move};
 
@@ -64,6 +64,14 @@ enum Go {
     Infinite(Limits),
 }
 
+impl Go {
+    fn limits_mut(&mut self) -> &mut Limits {
+        match self {
+            Go::Limited(limits) | Go::Infinite(limits) => limits,
+        }
+    }
+}
+
 /// A UCI-style engine session.
 pub struct UciServer {
     player: Option<Box<dyn Player>>,
@@ -90,9 +98,11 @@ impl UciServer {
     /// and its `bestmove` still written).
     pub fn run(&mut self, input: &mut dyn BufRead, output: &mut (dyn Write + Send)) -> io::Result<()> {
         let out: Output<'_> = Mutex::new(output);
-        let stop = AtomicBool::new(false);
+        // The running search's flag; each `go` gets a fresh one.
+        let mut stop = Stop::new();
         thread::scope(|scope| -> io::Result<()> {
             let mut running: Option<ScopedJoinHandle<'_, Box<dyn Player>>> = None;
+            let mut infinite = false;
             let mut line = String::new();
             loop {
                 line.clear();
@@ -106,23 +116,27 @@ impl UciServer {
                 if command.is_empty() {
                     continue;
                 }
-                // Anything else waits for the running search (`stop` cuts infinite ones short).
+                // Anything else waits for the running search, which these commands end at once.
+                // The end of the input is no hurry: a script's last `go` runs to its limits
+                // (an infinite one ends).
                 if let Some(handle) = running.take() {
-                    if matches!(command, "stop" | "quit" | "ucinewgame" | "position" | "go") {
-                        stop.store(true, Ordering::SeqCst);
+                    if (!ended && matches!(command, "stop" | "quit" | "ucinewgame" | "position" | "go")) || (ended && infinite) {
+                        stop.stop();
                     }
                     self.player = Some(handle.join().map_err(|_| io::Error::other("the search thread panicked"))?);
-                    stop.store(false, Ordering::SeqCst);
                 }
                 match command {
                     "quit" => return Ok(()),
                     "stop" => {}
                     "go" => match self.parse_go(&words[1..]) {
-                        Ok(go) => {
+                        Ok(mut go) => {
                             let Some(player) = self.player.take() else { continue };
                             let game = self.game.clone();
-                            let (out, stop) = (&out, &stop);
-                            running = Some(scope.spawn(move || search(player, &game, go, stop, out)));
+                            stop = Stop::new();
+                            go.limits_mut().stop = stop.clone();
+                            infinite = matches!(go, Go::Infinite(_));
+                            let (out, stop) = (&out, stop.clone());
+                            running = Some(scope.spawn(move || search(player, &game, go, &stop, out)));
                         }
                         Err(e) => say(&out, &format!("info string error: {e}")),
                     },
@@ -298,7 +312,7 @@ fn info_line(choice: &MoveChoice, elapsed: Duration) -> String {
 }
 
 /// One `go`, on the search thread; gives the player back.
-fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &AtomicBool, out: &Output<'_>) -> Box<dyn Player> {
+fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &Stop, out: &Output<'_>) -> Box<dyn Player> {
     let started = Instant::now();
     if game.outcome().is_over() || game.legal_moves().is_empty() {
         if matches!(go, Go::Infinite(_)) {
@@ -337,7 +351,7 @@ fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &AtomicBool, o
                 }
                 // A player that does not use its time (a fixed depth, a random mover) would
                 // only repeat itself: keep its answer and wait.
-                if slice_started.elapsed() < slice / 2 || stop.load(Ordering::SeqCst) {
+                if slice_started.elapsed() < slice / 2 || stop.is_set() {
                     break;
                 }
                 slice = (slice * 2).min(LONGEST_SLICE);
@@ -353,8 +367,8 @@ fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &AtomicBool, o
     player
 }
 
-fn wait_for_stop(stop: &AtomicBool) {
-    while !stop.load(Ordering::SeqCst) {
+fn wait_for_stop(stop: &Stop) {
+    while !stop.is_set() {
         thread::sleep(Duration::from_millis(5));
     }
 }
@@ -374,7 +388,7 @@ mod tests {
 
     #[test]
     fn handshake_and_a_search() {
-        let out = run_script(Box::new(AlphaBeta::with_depth(2)), "uci\nisready\nucinewgame\nposition startpos moves d1d4 f4-f3\ngo depth 2\nquit\n");
+        let out = run_script(Box::new(AlphaBeta::with_depth(2)), "uci\nisready\nucinewgame\nposition startpos moves d1d4 f4-f3\ngo depth 2\n");
         assert_eq!(out[0], format!("id name tafl {}", env!("CARGO_PKG_VERSION")));
         assert!(out.contains(&"uciok".to_string()), "{out:?}");
         assert!(out.contains(&"readyok".to_string()), "{out:?}");
@@ -415,6 +429,7 @@ mod tests {
     #[test]
     fn movetime_is_honoured() {
         let (asked, out) = limits_asked("position startpos\ngo movetime 300\n");
+        let asked: Vec<Limits> = asked.into_iter().map(|l| Limits { stop: Stop::default(), ..l }).collect();
         assert_eq!(asked, [Limits { time: Some(Duration::from_millis(300)), ..Limits::default() }]);
         assert!(out.last().unwrap().starts_with("bestmove "), "{out:?}");
     }
@@ -431,6 +446,18 @@ mod tests {
         assert_eq!(times, [Some(time_for_move(ms(3000), ms(0))), Some(time_for_move(ms(60000), ms(2000)))]);
         assert!(time_for_move(ms(3000), ms(0)) < ms(3000) / 10);
         assert!(out.last().unwrap().starts_with("bestmove "), "{out:?}");
+    }
+
+    #[test]
+    fn stop_ends_a_limited_search_at_once() {
+        // Depth 30 from the start would take days: `stop` ends it, and the move is legal; so
+        // does `quit` (the end of the input lets a limited search finish).
+        for script in ["position startpos\ngo depth 30\nstop\nisready\n", "position startpos\ngo depth 30\nquit\n"] {
+            let out = run_script(Box::new(AlphaBeta::with_depth(30)), script);
+            let best = out.iter().find_map(|l| l.strip_prefix("bestmove ")).expect("a bestmove line");
+            let m = parse_move(best, 11).unwrap_or_else(|e| panic!("{best}: {e}")).mv;
+            assert!(Game::new(Variant::copenhagen()).position().check_move(m).is_ok(), "{best}");
+        }
     }
 
     #[test]
@@ -454,7 +481,8 @@ mod tests {
         let mut text: Vec<u8> = Vec::new();
         {
             let out: Output<'_> = Mutex::new(&mut text);
-            let stop = AtomicBool::new(true);
+            let stop = Stop::new();
+            stop.stop();
             let game = Game::new(Variant::copenhagen());
             let _ = search(Box::new(player), &game, Go::Infinite(Limits::default()), &stop, &out);
         }
@@ -470,7 +498,7 @@ mod tests {
         let mut server = UciServer::new(Box::new(player), Variant::copenhagen(), options);
         let mut out: Vec<u8> = Vec::new();
         server.run(&mut "position startpos\ngo\ngo depth 3\n".as_bytes(), &mut out).unwrap();
-        let asked = asked.lock().unwrap().clone();
+        let asked: Vec<Limits> = asked.lock().unwrap().iter().map(|l| Limits { stop: Stop::default(), ..l.clone() }).collect();
         assert_eq!(asked, [Limits { time: Some(Duration::from_millis(700)), ..Limits::default() }, Limits { depth: Some(3), ..Limits::default() }]);
     }
 
