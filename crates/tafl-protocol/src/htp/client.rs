@@ -35,7 +35,7 @@
 //! `--host ADDR` to the engine, and starts a fresh engine for every game.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -47,6 +47,7 @@ use tafl_rules::{Game, Move, Position, Side, parse_move, parse_square};
 use tafl_search::{Limits, MoveChoice, Player, PlayerError};
 
 use super::{parse_role, role_name, square_name};
+pub use crate::lines::{CappedLines, MAX_LINE};
 
 /// How many lines of the engine's standard error are kept for error messages.
 const STDERR_LINES: usize = 20;
@@ -198,8 +199,9 @@ impl HtpEngine {
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&stderr);
         let stderr_reader = thread::spawn(move || {
-            for line in BufReader::new(stderr_pipe).lines() {
-                let Ok(line) = line else { break };
+            // Capped too: a reader that stopped at a bad line would leave the pipe full and
+            // the engine blocked on its next write.
+            for line in CappedLines::new(BufReader::new(stderr_pipe)) {
                 let Ok(mut kept) = kept.lock() else { break };
                 if kept.len() == STDERR_LINES {
                     kept.pop_front();
@@ -342,63 +344,6 @@ fn line_reader(source: impl std::io::Read + Send + 'static) -> Receiver<String> 
         }
     });
     lines
-}
-
-/// Longest line kept from an engine, in bytes; the rest of a longer line is dropped, so that an
-/// engine that never ends a line cannot fill our memory.
-pub const MAX_LINE: usize = 64 * 1024;
-
-/// An engine's output as lines, as [`BufRead::lines`] splits them (`\n` or `\r\n`), but each
-/// cut at [`MAX_LINE`] bytes and with invalid UTF-8 replaced rather than ending the stream:
-/// nothing an engine writes is trusted.
-pub struct CappedLines<R> {
-    source: R,
-    done: bool,
-}
-
-impl<R: BufRead> CappedLines<R> {
-    /// Lines of `source`.
-    pub fn new(source: R) -> CappedLines<R> {
-        CappedLines { source, done: false }
-    }
-}
-
-impl<R: BufRead> Iterator for CappedLines<R> {
-    type Item = String;
-
-    fn next(&mut self) -> Option<String> {
-        let mut line = Vec::new();
-        while !self.done {
-            let buf = match self.source.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            if buf.is_empty() {
-                self.done = true;
-                break;
-            }
-            let (chunk, used, ended) = match buf.iter().position(|&b| b == b'\n') {
-                Some(i) => (&buf[..i], i + 1, true),
-                None => (buf, buf.len(), false),
-            };
-            let room = MAX_LINE.saturating_sub(line.len());
-            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            self.source.consume(used);
-            if ended {
-                return Some(finish_line(line));
-            }
-        }
-        self.done = true;
-        (!line.is_empty()).then(|| finish_line(line))
-    }
-}
-
-fn finish_line(mut line: Vec<u8>) -> String {
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    String::from_utf8_lossy(&line).into_owned()
 }
 
 /// The port the reference engine appends to `--host`.
@@ -560,24 +505,6 @@ impl Player for HtpPlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn capped_lines_split_like_lines_and_cut_what_is_too_long() {
-        let lines = |bytes: &[u8]| CappedLines::new(bytes).collect::<Vec<_>>();
-        assert_eq!(lines(b"= a\r\n\n? b\nlast"), ["= a", "", "? b", "last"]);
-        assert_eq!(lines(b""), Vec::<String>::new());
-        assert_eq!(lines(b"x\n"), ["x"]);
-        // Invalid UTF-8 is replaced, and the next line still arrives.
-        assert_eq!(lines(b"= \xff\n= d1 d4\n"), ["= \u{fffd}", "= d1 d4"]);
-        // A line longer than the cap (through a small buffer, so it comes in many pieces) is cut,
-        // and the line after it is whole.
-        let mut long = vec![b'a'; MAX_LINE * 3];
-        long.extend_from_slice(b"\n= done\n");
-        let got: Vec<String> = CappedLines::new(BufReader::with_capacity(1000, long.as_slice())).collect();
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].len(), MAX_LINE);
-        assert_eq!(got[1], "= done");
-    }
 
     #[test]
     fn reads_generated_answers_for_callers() {
