@@ -518,6 +518,9 @@ impl RunConfig {
     /// The first bad value, with its key.
     pub fn check(&self) -> Result<(), ConfigError> {
         let bad = |key, message: &str| Err(ConfigError::Invalid { key, message: message.into() });
+        if let Some((key, value)) = self.floats().into_iter().find(|(_, v)| !v.is_finite()) {
+            return bad(key, &format!("must be a finite number, found {value}"));
+        }
         let s = &self.selfplay;
         if self.net.blocks == 0 && self.net.channels == 0 {
             return bad("net.channels", "must be above 0");
@@ -591,6 +594,44 @@ impl RunConfig {
             return bad("warm-start.steps", "must be above 0 when there is anything to import");
         }
         Ok(())
+    }
+
+    /// Every float of the config with its key: none may be NaN or infinite (a NaN learning rate
+    /// trains a NaN net, and a NaN compares false with every bound).
+    fn floats(&self) -> Vec<(&'static str, f64)> {
+        let (s, p, o) = (&self.selfplay, &self.selfplay.search, &self.optimize);
+        let mut floats = vec![
+            ("selfplay.full-fraction", s.full_fraction),
+            ("selfplay.attacker-visits-scale", s.attacker_visits_scale),
+            ("selfplay.temperature", f64::from(s.temperature)),
+            ("selfplay.resign-threshold", f64::from(s.resign_threshold)),
+            ("selfplay.resign-playout-fraction", s.resign_playout_fraction),
+            ("selfplay.opponent-fraction", s.opponent_fraction),
+            ("selfplay.search.c-puct", f64::from(p.c_puct)),
+            ("selfplay.search.fpu-reduction", f64::from(p.fpu_reduction)),
+            ("selfplay.search.dirichlet-alpha", f64::from(p.dirichlet_alpha)),
+            ("selfplay.search.dirichlet-weight", f64::from(p.dirichlet_weight)),
+            ("selfplay.search.temperature", f64::from(p.temperature)),
+            ("selfplay.search.final-temperature", f64::from(p.final_temperature)),
+            ("selfplay.search.c-visit", f64::from(p.c_visit)),
+            ("selfplay.search.c-scale", f64::from(p.c_scale)),
+            ("optimize.reuse", o.reuse),
+            ("optimize.window-scale", o.window_scale),
+            ("optimize.window-exponent", o.window_exponent),
+            ("optimize.learning-rate", o.learning_rate),
+            ("optimize.lr-final", o.lr_final),
+            ("optimize.weight-decay", f64::from(o.weight_decay)),
+            ("optimize.momentum", o.momentum),
+            ("optimize.value-weight", f64::from(o.value_weight)),
+            ("optimize.import-weight", f64::from(o.import_weight)),
+            ("optimize.value-mix", f64::from(o.value_mix)),
+            ("optimize.resume-every-seconds", o.resume_every_seconds),
+            ("gate.threshold", self.gate.threshold),
+        ];
+        if let Some(sprt) = &self.gate.sprt {
+            floats.extend([("gate.sprt.elo0", sprt.elo0), ("gate.sprt.elo1", sprt.elo1), ("gate.sprt.alpha", sprt.alpha), ("gate.sprt.beta", sprt.beta)]);
+        }
+        floats
     }
 
     /// The variant the run plays: a preset by name or a variant file (relative paths are taken
@@ -681,6 +722,50 @@ mod tests {
             assert!(e.contains("selfplay.attacker-visits-scale"), "{scale}: {e}");
         }
         assert_eq!(RunConfig::from_toml("[selfplay]\nattacker-visits-scale = 4.0\n").unwrap().selfplay.attacker_visits_scale, 4.0);
+    }
+
+    /// Every float of `value` with its dotted key, tables walked in order.
+    fn float_keys(value: &toml::Value, path: &str, out: &mut Vec<String>) {
+        match value {
+            toml::Value::Float(_) => out.push(path.to_string()),
+            toml::Value::Table(table) => {
+                for (key, v) in table {
+                    float_keys(v, &if path.is_empty() { key.clone() } else { format!("{path}.{key}") }, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn set(value: &mut toml::Value, path: &str, to: toml::Value) {
+        let mut at = value;
+        for part in path.split('.') {
+            at = at.get_mut(part).unwrap_or_else(|| panic!("{path}"));
+        }
+        *at = to;
+    }
+
+    #[test]
+    fn every_float_must_be_finite_and_names_its_key() {
+        let mut config = RunConfig::default_config();
+        config.gate.sprt = Some(Sprt { elo0: 0.0, elo1: 30.0, alpha: 0.05, beta: 0.05 });
+        let base: toml::Value = toml::from_str(&config.to_toml()).unwrap();
+        let mut keys = Vec::new();
+        float_keys(&base, "", &mut keys);
+        // Every float key of the config is walked (the search's and the SPRT's too).
+        assert_eq!(keys.len(), config.floats().len(), "{keys:?}");
+        for key in &keys {
+            assert!(config.floats().iter().any(|(k, _)| k == key), "{key} is not checked");
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                let mut value = base.clone();
+                set(&mut value, key, toml::Value::Float(bad));
+                let text = toml::to_string(&value).unwrap();
+                let e = RunConfig::from_toml(&text).map(|_| ()).unwrap_err().to_string();
+                assert!(e.contains(key.as_str()) && e.contains("finite"), "{key} = {bad}: {e}");
+            }
+        }
+        let e = RunConfig::from_toml("[optimize]\nlearning-rate = nan\n").unwrap_err().to_string();
+        assert_eq!(e, "`optimize.learning-rate`: must be a finite number, found NaN");
     }
 
     #[test]
