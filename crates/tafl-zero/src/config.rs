@@ -13,6 +13,25 @@ use tafl_search::SearchParams;
 /// The config of the default run (`tafl train` with no arguments): `configs/cpu.toml`.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../configs/cpu.toml");
 
+/// The most simulations any search of a run may make (`selfplay.full-visits`, `fast-visits`,
+/// the attackers' scaled visits, `gate.visits`, `evaluate.visits`).
+pub const MAX_VISITS: u64 = 1_000_000;
+/// The most channels of any layer of the net (`net.channels`, `policy-channels`, `value-channels`).
+pub const MAX_CHANNELS: u64 = 1024;
+/// The most games of one stage (`selfplay.games-per-iteration`, `gate.games`, `evaluate.games`,
+/// `warm-start.teacher-games`).
+pub const MAX_GAMES: u64 = 1_000_000;
+/// The most plies of one game, and of its random opening.
+pub const MAX_PLIES: u64 = 10_000;
+/// The most leaves of one network call within a search (`leaves-per-search`, `batch`).
+pub const MAX_BATCH: u64 = 1024;
+/// The most training steps of one round.
+pub const MAX_STEPS: u64 = 1_000_000;
+/// The most samples of the replay window.
+pub const MAX_WINDOW: u64 = 20_000_000;
+/// The most games played at once by a match.
+pub const MAX_THREADS: u64 = 1024;
+
 /// Why a config is unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -593,6 +612,12 @@ impl RunConfig {
         if w.enabled() && w.steps == 0 {
             return bad("warm-start.steps", "must be above 0 when there is anything to import");
         }
+        if let Some((key, value, max)) = self.sizes().into_iter().find(|&(_, value, max)| value > max) {
+            return bad(key, &format!("must be at most {max}, found {value}"));
+        }
+        if f64::from(s.full_visits) * s.attacker_visits_scale > MAX_VISITS as f64 {
+            return bad("selfplay.attacker-visits-scale", &format!("times full-visits must be at most {MAX_VISITS} (the attackers' visits)"));
+        }
         Ok(())
     }
 
@@ -632,6 +657,52 @@ impl RunConfig {
             floats.extend([("gate.sprt.elo0", sprt.elo0), ("gate.sprt.elo1", sprt.elo1), ("gate.sprt.alpha", sprt.alpha), ("gate.sprt.beta", sprt.beta)]);
         }
         floats
+    }
+
+    /// Every size and count that memory or time grows with, its key and its bound (see
+    /// `configs/README.md`): generous, but finite, so that no config aborts a run on an
+    /// allocation or makes it wait forever.
+    fn sizes(&self) -> [(&'static str, u64, u64); 36] {
+        let (n, s, o, g, e, w) = (&self.net, &self.selfplay, &self.optimize, &self.gate, &self.evaluate, &self.warm_start);
+        let size = |v: usize| v as u64;
+        [
+            ("net.blocks", size(n.blocks), 64),
+            ("net.channels", size(n.channels), MAX_CHANNELS),
+            ("net.policy-channels", size(n.policy_channels), MAX_CHANNELS),
+            ("net.value-channels", size(n.value_channels), MAX_CHANNELS),
+            ("net.value-hidden", size(n.value_hidden), 4096),
+            ("selfplay.games-per-iteration", u64::from(s.games_per_iteration), MAX_GAMES),
+            ("selfplay.games-in-flight", size(s.games_in_flight), 4096),
+            ("selfplay.leaves-per-search", size(s.leaves_per_search), MAX_BATCH),
+            ("selfplay.shard-games", size(s.shard_games), 100_000),
+            ("selfplay.full-visits", u64::from(s.full_visits), MAX_VISITS),
+            ("selfplay.fast-visits", u64::from(s.fast_visits), MAX_VISITS),
+            ("selfplay.max-plies", size(s.max_plies), MAX_PLIES),
+            ("selfplay.cache-size", size(s.cache_size), 10_000_000),
+            ("optimize.batch-size", size(o.batch_size), 8192),
+            ("optimize.min-steps", u64::from(o.min_steps), MAX_STEPS),
+            ("optimize.max-steps", u64::from(o.max_steps), MAX_STEPS),
+            ("optimize.window-min", o.window_min, MAX_WINDOW),
+            ("optimize.window-max", o.window_max, MAX_WINDOW),
+            ("gate.games", size(g.games), MAX_GAMES),
+            ("gate.visits", u64::from(g.visits), MAX_VISITS),
+            ("gate.batch", size(g.batch), MAX_BATCH),
+            ("gate.opening-plies", size(g.opening_plies), MAX_PLIES),
+            ("gate.max-plies", size(g.max_plies), MAX_PLIES),
+            ("gate.threads", size(g.threads), MAX_THREADS),
+            ("evaluate.games", size(e.games), MAX_GAMES),
+            ("evaluate.visits", u64::from(e.visits), MAX_VISITS),
+            ("evaluate.batch", size(e.batch), MAX_BATCH),
+            ("evaluate.previous", size(e.previous), 1000),
+            ("evaluate.opening-plies", size(e.opening_plies), MAX_PLIES),
+            ("evaluate.max-plies", size(e.max_plies), MAX_PLIES),
+            ("evaluate.threads", size(e.threads), MAX_THREADS),
+            ("warm-start.teacher-games", size(w.teacher_games), MAX_GAMES),
+            ("warm-start.teacher-opening-plies", size(w.teacher_opening_plies), MAX_PLIES),
+            ("warm-start.teacher-max-plies", size(w.teacher_max_plies), MAX_PLIES),
+            ("warm-start.threads", size(w.threads), MAX_THREADS),
+            ("warm-start.steps", u64::from(w.steps), MAX_STEPS),
+        ]
     }
 
     /// The variant the run plays: a preset by name or a variant file (relative paths are taken
@@ -766,6 +837,40 @@ mod tests {
         }
         let e = RunConfig::from_toml("[optimize]\nlearning-rate = nan\n").unwrap_err().to_string();
         assert_eq!(e, "`optimize.learning-rate`: must be a finite number, found NaN");
+    }
+
+    #[test]
+    fn sizes_are_bounded_and_the_bound_itself_is_accepted() {
+        let mut config = RunConfig::default_config();
+        // The attackers' own visits are bounded apart (below).
+        config.selfplay.attacker_visits_scale = 1.0;
+        let base: toml::Value = toml::from_str(&config.to_toml()).unwrap();
+        for (key, _, max) in config.sizes() {
+            let with = |n: u64| {
+                let mut value = base.clone();
+                let n = toml::Value::Integer(i64::try_from(n).unwrap());
+                set(&mut value, key, n.clone());
+                // The bound of a minimum is the bound of its maximum too.
+                for (low, high) in [("optimize.window-min", "optimize.window-max"), ("optimize.min-steps", "optimize.max-steps")] {
+                    if key == low {
+                        set(&mut value, high, n.clone());
+                    }
+                }
+                RunConfig::from_toml(&toml::to_string(&value).unwrap())
+            };
+            with(max).unwrap_or_else(|e| panic!("{key} = {max}: {e}"));
+            let e = with(max + 1).map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(&format!("at most {max}")), "{key} = {}: {e}", max + 1);
+        }
+        // The two aborts, refused by key.
+        let e = RunConfig::from_toml("[selfplay]\nfull-visits = 4294967295\n").unwrap_err().to_string();
+        assert_eq!(e, "`selfplay.full-visits`: must be at most 1000000, found 4294967295");
+        let e = RunConfig::from_toml("[net]\nchannels = 1000000\n").unwrap_err().to_string();
+        assert_eq!(e, "`net.channels`: must be at most 1024, found 1000000");
+        // The attackers' visits are the full visits scaled: bounded too.
+        assert!(RunConfig::from_toml("[selfplay]\nfull-visits = 1000\nattacker-visits-scale = 1000.0\n").is_ok());
+        let e = RunConfig::from_toml("[selfplay]\nfull-visits = 1001\nattacker-visits-scale = 1000.0\n").unwrap_err().to_string();
+        assert!(e.contains("selfplay.attacker-visits-scale") && e.contains("1000000"), "{e}");
     }
 
     #[test]
