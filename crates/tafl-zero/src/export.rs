@@ -106,7 +106,8 @@ fn default_batch() -> usize {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BundleSource {
-    /// The run directory exported from.
+    /// The name of the run exported from (its directory's or its prefix's last part, not where
+    /// it lay on the machine that trained it).
     pub run: String,
     /// The model's id.
     pub model: String,
@@ -274,7 +275,7 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
         net: BundleNet { name: config.name(), board_size: config.board_size, input_planes: config.input_planes, blocks: config.blocks, channels: config.channels },
         search: BundleSearch { visits: options.visits, time_per_move: options.time_per_move.map(format_duration), gumbel: options.gumbel, batch: options.batch.max(1), guard: 0 },
         source: Some(BundleSource {
-            run: fs::canonicalize(run.root()).unwrap_or_else(|_| run.root().to_path_buf()).display().to_string(),
+            run: run.name().to_string(),
             model: id.to_string(),
             iteration: info.iteration,
             steps_total: info.steps_total,
@@ -442,6 +443,11 @@ mod tests {
         assert_eq!(manifest.net.name, "b1c16");
         assert_eq!(manifest.search.time_per_move.as_deref(), Some("1500ms"));
         assert_eq!(manifest.search.time().unwrap(), Some(Duration::from_millis(1500)));
+        // The run by its name and the model by its id: not where the run lay.
+        let source = manifest.source.as_ref().unwrap();
+        assert_eq!((source.run.as_str(), source.model.as_str()), ("run", "m000000"));
+        let text = fs::read_to_string(out.join(MANIFEST)).unwrap();
+        assert!(!text.contains(&*base.to_string_lossy()) && !text.contains(&*std::env::temp_dir().to_string_lossy()), "{text}");
         assert!(is_bundle(&out));
         // No temporary directory is left beside the bundle.
         assert_eq!(fs::read_dir(base.join("bundles")).unwrap().count(), 1);
