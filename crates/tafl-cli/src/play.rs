@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 use std::io::{self, BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow};
@@ -285,21 +285,39 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
         Outcome::Ongoing => writeln!(out, "Game stopped after {} plies.", session.game.ply()).map_err(io_failed)?,
     }
     if !args.no_save {
-        let path = args.save.clone().unwrap_or_else(default_save_path);
         let mut text = String::new();
         if args.fen.is_some() {
             let _ = writeln!(text, "# start {}", session.game.start().to_fen());
         }
         let _ = writeln!(text, "{}", session.archive_line());
-        std::fs::write(&path, text).with_context(|| format!("saving the game to {}", path.display())).map_err(|e| Failure { code: 1, error: e })?;
+        let saved = match &args.save {
+            Some(path) => std::fs::write(path, &text).map(|()| path.clone()).with_context(|| format!("saving the game to {}", path.display())),
+            None => save_new(Path::new(""), unix_seconds(), &text).context("saving the game to tafl-game-<time>.csv here"),
+        };
+        let path = saved.map_err(|e| Failure { code: 1, error: e })?;
         writeln!(out, "Game saved to {} (archive format; `tafl replay {}` checks it).", path.display(), path.display()).map_err(io_failed)?;
     }
     Ok(0)
 }
 
-fn default_save_path() -> PathBuf {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    PathBuf::from(format!("tafl-game-{secs}.csv"))
+fn unix_seconds() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Writes `text` to a new file in `dir`: `tafl-game-<secs>.csv`, or, when a game of the same
+/// second is saved there already, `tafl-game-<secs>-2.csv`, `-3`, …: never over another game.
+/// Returns the file's path.
+fn save_new(dir: &Path, secs: u64, text: &str) -> io::Result<PathBuf> {
+    for n in 1..=1000u32 {
+        let name = if n == 1 { format!("tafl-game-{secs}.csv") } else { format!("tafl-game-{secs}-{n}.csv") };
+        let path = dir.join(name);
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut file) => return file.write_all(text.as_bytes()).map(|()| path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("tafl-game-{secs}-1000.csv and every name before it exist")))
 }
 
 fn show(out: &mut dyn Write, session: &Session, style: &Style) -> io::Result<()> {
@@ -329,6 +347,24 @@ fn show(out: &mut dyn Write, session: &Session, style: &Style) -> io::Result<()>
 mod tests {
     use super::*;
     use tafl_rules::Variant;
+
+    #[test]
+    fn games_of_the_same_second_get_names_of_their_own() {
+        let dir = std::env::temp_dir().join(format!("tafl-play-save-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = save_new(&dir, 1700000000, "first\n").unwrap();
+        let second = save_new(&dir, 1700000000, "second\n").unwrap();
+        let third = save_new(&dir, 1700000000, "third\n").unwrap();
+        assert_eq!(first, dir.join("tafl-game-1700000000.csv"));
+        assert_eq!(second, dir.join("tafl-game-1700000000-2.csv"));
+        assert_eq!(third, dir.join("tafl-game-1700000000-3.csv"));
+        for (path, text) in [(&first, "first\n"), (&second, "second\n"), (&third, "third\n")] {
+            assert_eq!(std::fs::read_to_string(path).unwrap(), text);
+        }
+        assert_eq!(save_new(&dir, 1700000001, "next\n").unwrap(), dir.join("tafl-game-1700000001.csv"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn colours_only_when_asked() {

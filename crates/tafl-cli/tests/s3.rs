@@ -2,8 +2,8 @@
 //! localhost and runs these with `TAFL_TEST_S3_ENDPOINT` (and the `AWS_*` variables) set.
 //! Without it every test prints why it is skipped and passes.
 //!
-//! Self-play workers (each with its own cache, as on its own machine), one trainer, gate and
-//! report on `s3://`, then on `file://`; create-only names; the trainer's fence; a corrupt
+//! Self-play workers (each with its own cache, as on its own machine), one trainer, gate,
+//! report and export on `s3://`, then on `file://`; create-only names; the trainer's fence; a corrupt
 //! shard; a wrong endpoint and a missing bucket; storage down for a while under a worker.
 #![cfg(feature = "s3")]
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -98,6 +98,14 @@ fn workers_and_a_trainer(run: &str, dir: &Path) {
     let html = std::fs::read_to_string(&index).unwrap();
     // 8 + 3 x 16 + 8 games, from five writers' metrics merged.
     assert!(html.contains("64 self-play games"), "{html}");
+    // A bundle of the run's best model, read wherever the run lies; it names the run, not where.
+    let name = run.trim_end_matches('/').rsplit('/').next().unwrap();
+    let bundle = dir.join(format!("bundle-{name}-{}", if run.starts_with("s3://") { "s3" } else { "file" }));
+    let export = tafl("exporter", dir).args(["export", "--run", run, "--out", bundle.to_str().unwrap(), "--visits", "8"]).output().unwrap();
+    assert!(export.status.success(), "{}", stderr(&export));
+    let manifest = std::fs::read_to_string(bundle.join("player.toml")).unwrap();
+    assert!(manifest.contains(&format!("run = \"{name}\"")) && !manifest.contains(&*dir.to_string_lossy()), "{manifest}");
+    assert!(bundle.join("weights/weights.bpk").is_file() && bundle.join("net.onnx").is_file());
 
     let store = Location::parse(run).unwrap().open().unwrap();
     let shards = keys(store.as_ref(), "selfplay/", ".bin");

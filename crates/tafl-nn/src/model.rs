@@ -1,7 +1,7 @@
 //! The residual policy/value network.
 
 use burn::config::Config;
-use burn::module::{Module, Param, RunningState};
+use burn::module::{Module, ModuleVisitor, Param, RunningState};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::{Int, Tensor, TensorData};
@@ -434,6 +434,21 @@ impl TaflNet {
         NetOutput { policy_logits: self.policy.forward_gather(x.clone()), value: self.value.forward(x) }
     }
 
+    /// True when every weight and batch-norm statistic is finite (no NaN, no infinity): one sum
+    /// per tensor, cheap beside a training round or a match.
+    #[must_use]
+    pub fn weights_finite(&self) -> bool {
+        struct Finite(bool);
+        impl ModuleVisitor for Finite {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                self.0 = self.0 && param.val().sum().into_scalar::<f32>().is_finite();
+            }
+        }
+        let mut finite = Finite(true);
+        self.visit(&mut finite);
+        finite.0
+    }
+
     fn forward_whole(&self, planes: Tensor<4>) -> NetOutput {
         let mut x = relu(self.stem.forward(planes)); // [batch, channels, size, size]
         for block in &self.blocks {
@@ -450,6 +465,22 @@ mod tests {
 
     fn tiny() -> TaflNetConfig {
         TaflNetConfig::new(7, 5, 2, 8).with_global_pool_interval(2)
+    }
+
+    #[test]
+    fn weights_are_finite_until_one_is_not() {
+        /// Makes the `n`-th float tensor NaN, and leaves the others.
+        struct Poison(usize);
+        impl burn::module::ModuleMapper for Poison {
+            fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+                self.0 = self.0.wrapping_sub(1);
+                if self.0 == 0 { param.map(|t| t.add_scalar(f32::NAN)) } else { param }
+            }
+        }
+        let net = tiny().init(&device());
+        assert!(net.weights_finite());
+        assert!(!net.clone().map(&mut Poison(1)).weights_finite());
+        assert!(!net.map(&mut Poison(7)).weights_finite());
     }
 
     #[test]

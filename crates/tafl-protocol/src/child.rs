@@ -2,7 +2,7 @@
 //! to run an engine as a child process: its pipes, its output as capped lines on a channel, the
 //! last lines of its standard error for error messages, and ending it.
 //!
-//! Nothing an engine writes is trusted: lines are cut at [`crate::htp::MAX_LINE`] bytes (on standard error
+//! Nothing an engine writes is trusted: lines are cut at [`crate::lines::MAX_LINE`] bytes (on standard error
 //! too), so that an engine that never ends a line cannot fill our memory.
 
 use std::collections::VecDeque;
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::htp::CappedLines;
+use crate::lines::CappedLines;
 
 /// How many lines of an engine's standard error are kept for error messages.
 const STDERR_LINES: usize = 20;
@@ -59,7 +59,7 @@ pub(crate) fn display_name(kind: &str, program: &str, args: &[String]) -> String
     name
 }
 
-/// Lines read from `source` (each cut at [`crate::htp::MAX_LINE`]) by a thread that ends when the source
+/// Lines read from `source` (each cut at [`crate::lines::MAX_LINE`]) by a thread that ends when the source
 /// closes or the receiver is dropped.
 pub(crate) fn line_reader(source: impl Read + Send + 'static) -> Receiver<String> {
     let (tx, lines) = channel();

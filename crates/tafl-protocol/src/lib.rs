@@ -12,11 +12,13 @@
 //! [`opentafl::OpenTaflServer`] (the OpenTafl engine protocol, with OTN rules strings parsed
 //! into variants by [`opentafl::parse_rules`]) and [`uci::UciServer`] (a UCI-style protocol as
 //! TaflZero speaks it). Each is a state machine over a `BufRead` and a `Write`;
-//! [`engine::listen`] serves them over TCP.
+//! [`engine::listen`] serves them over TCP. Every line from a peer is read through [`lines`],
+//! which caps its length and refuses what is not UTF-8 without ending the session.
 
 mod child;
 pub mod engine;
 pub mod htp;
+pub mod lines;
 pub mod opentafl;
 pub mod uci;
 pub mod uci_client;

@@ -17,8 +17,9 @@
 //!   could not follow, a rule we judge otherwise) we take OpenTafl's board, which loses the
 //!   game's history (repetitions) but keeps playing.
 //! * A malformed or unknown line is answered `error 0 <why>` (a non-critical error, shown to
-//!   the user) and the engine keeps running; rules we cannot play are answered
-//!   `error -1 <why>` (critical: OpenTafl ends the game).
+//!   the user) and the engine keeps running, and so is a line that is not UTF-8 or longer than
+//!   [`MAX_LINE`], and an `opponent-move` on our turn (the game stays as it was); rules we
+//!   cannot play are answered `error -1 <why>` (critical: OpenTafl ends the game).
 //!
 //! [`parse_rules`] turns an OTN rules string into a [`Variant`]; see it for what is supported.
 
@@ -33,6 +34,7 @@ use tafl_rules::{
 use tafl_search::Player;
 
 use crate::engine::{EngineOptions, choose_checked, limits_with_time, send, time_for_move};
+use crate::lines::{MAX_LINE, read_line};
 
 /// Why a rules string cannot be played.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -382,16 +384,17 @@ impl OpenTaflServer {
     /// Says `hello`, then serves until `goodbye` or the end of the input.
     pub fn run(&mut self, input: &mut dyn BufRead, output: &mut dyn Write) -> io::Result<()> {
         send(output, "hello")?;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if input.read_line(&mut line)? == 0 {
-                return Ok(());
-            }
-            if !self.handle(line.trim(), output)? {
-                return Ok(());
+        while let Some(line) = read_line(input, MAX_LINE)? {
+            match line {
+                Ok(line) => {
+                    if !self.handle(line.trim(), output)? {
+                        return Ok(());
+                    }
+                }
+                Err(e) => send(output, &format!("error 0 {e}"))?,
             }
         }
+        Ok(())
     }
 
     /// Handles one message; returns false on `goodbye`.
@@ -530,9 +533,18 @@ impl OpenTaflServer {
     }
 
     fn opponent_move(&mut self, text: &str, out: &mut dyn Write) -> io::Result<()> {
-        self.pending = None;
         let (moves, record) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let record = record.trim();
+        let to_move = self.game.position().side_to_move();
+        if self.side == Some(to_move) {
+            // Our turn: OpenTafl repeats the opponent's move after refusing ours (we took ours
+            // back, so the board is the one it sends); anything else is not a move it can mean.
+            if record.is_empty() || record != self.game.position().to_opentafl() {
+                send(out, &format!("error 0 opponent-move: it is our turn (we play the {}); the move is not played", to_move.name()))?;
+            }
+            return Ok(());
+        }
+        self.pending = None;
         let size = self.game.variant().size();
         let mut mover = self.game.position().side_to_move();
         let mut followed = true;
@@ -678,6 +690,47 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_is_not_utf8_or_too_long_is_refused_and_the_engine_goes_on() {
+        let mut script = b"hello\n\xff\n".to_vec();
+        script.extend(std::iter::repeat_n(b's', 10 << 20));
+        script.extend_from_slice(b"\nfrobnicate\n");
+        let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
+        let mut out = Vec::new();
+        s.run(&mut script.as_slice(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let long = format!("error 0 the line is {} bytes long, more than {MAX_LINE}", 10 << 20);
+        assert_eq!(out, format!("hello\nerror 0 the line is not valid UTF-8\n{long}\nerror 0 unknown command `frobnicate`\n"));
+    }
+
+    #[test]
+    fn an_opponent_move_on_our_turn_is_refused_and_changes_nothing() {
+        let after_d1_d4 = "/4tttt3/5t5/11/t2t1T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
+        let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
+        let mut out = Vec::new();
+        s.handle(&format!("rules {COPENHAGEN}"), &mut out).unwrap();
+        s.handle("side attackers", &mut out).unwrap();
+        let start = s.game().position().to_opentafl();
+        // Our own piece, a defender's, with and without the board after it.
+        for line in [format!("opponent-move d1-d4 {after_d1_d4}"), "opponent-move d1-d4".into(), "opponent-move f4-f3".into()] {
+            s.handle(&line, &mut out).unwrap();
+            assert_eq!((s.game().ply(), s.game().position().to_opentafl()), (0, start.clone()), "{line}");
+        }
+        let text = String::from_utf8(std::mem::take(&mut out)).unwrap();
+        assert_eq!(text.lines().filter(|l| l.starts_with("error 0 opponent-move: it is our turn (we play the attackers)")).count(), 3, "{text}");
+        // As defenders: OpenTafl refuses our move and says the opponent's again, with the board
+        // we are back at: nothing to answer.
+        let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
+        for line in ["side defenders".to_string(), format!("opponent-move d1-d4 {after_d1_d4}"), "play defenders".into(), "error 3".into()] {
+            s.handle(&line, &mut out).unwrap();
+        }
+        assert_eq!(s.game().ply(), 1);
+        out.clear();
+        s.handle(&format!("opponent-move d1-d4 {after_d1_d4}"), &mut out).unwrap();
+        assert_eq!((s.game().ply(), s.game().position().to_opentafl()), (1, after_d1_d4.to_string()));
+        assert!(out.is_empty(), "{}", String::from_utf8_lossy(&out));
+    }
+
+    #[test]
     fn a_refused_move_is_taken_back_and_a_wrong_board_resynced() {
         let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
         let mut out = Vec::new();
@@ -685,7 +738,8 @@ mod tests {
         assert_eq!(s.game().ply(), 1);
         s.handle("error 2", &mut out).unwrap();
         assert_eq!(s.game().ply(), 0);
-        // A move we cannot follow: OpenTafl's board wins.
+        // A move we cannot follow, on the opponent's turn: OpenTafl's board wins.
+        s.handle("side defenders", &mut out).unwrap();
         let board = "/4tttt3/5t5/11/t2t1T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
         s.handle(&format!("opponent-move a1-a2 {board}"), &mut out).unwrap();
         assert_eq!(s.game().position().to_opentafl(), board);

@@ -20,9 +20,9 @@
 //! * Moves are written `d1d4`, as TaflZero writes them; `d1-d4` is accepted too.
 //! * `score cp` is the player's value from the side to move's view times 1000.
 //! * `go nodes N` limits search nodes and MCTS visits alike.
-//! * Errors (a bad FEN, an illegal move, an unknown command) are answered
-//!   `info string error: …`, and the engine keeps going; after a bad `position` the previous
-//!   position stays.
+//! * Errors (a bad FEN, an illegal move, an unknown command, a line that is not UTF-8 or is
+//!   longer than [`MAX_LINE`]) are answered `info string error: …`, and the engine keeps going;
+//!   after a bad `position` the previous position stays.
 //! * `stop` (or any command that needs the engine: `position`, `go`, `ucinewgame`, `quit`)
 //!   ends the running search at once: its [`tafl_search::Stop`] flag is set and it answers with
 //!   its best move so far. `go infinite` searches in slices of growing length (up to a second),
@@ -37,6 +37,7 @@ use tafl_rules::{Game, PRESETS, Position, Side, Variant, parse_move};
 use tafl_search::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, Stop};
 
 use crate::engine::{EngineOptions, choose_checked, compact_move, time_for_move};
+use crate::lines::{MAX_LINE, read_line};
 
 /// How long the first slice of `go infinite` lasts; each next one is twice as long.
 const FIRST_SLICE: Duration = Duration::from_millis(100);
@@ -103,11 +104,18 @@ impl UciServer {
         thread::scope(|scope| -> io::Result<()> {
             let mut running: Option<ScopedJoinHandle<'_, Box<dyn Player>>> = None;
             let mut infinite = false;
-            let mut line = String::new();
             loop {
-                line.clear();
-                let ended = input.read_line(&mut line)? == 0;
-                let words: Vec<&str> = line.split_whitespace().collect();
+                let line = match read_line(input, MAX_LINE)? {
+                    Some(Ok(line)) => Some(line),
+                    Some(Err(e)) => {
+                        // Answered at once, like `isready`: a running search goes on.
+                        say(&out, &format!("info string error: {e}"));
+                        continue;
+                    }
+                    None => None,
+                };
+                let words: Vec<&str> = line.as_deref().unwrap_or_default().split_whitespace().collect();
+                let ended = line.is_none();
                 let command = if ended { "quit" } else { words.first().copied().unwrap_or_default() };
                 if command == "isready" {
                     say(&out, "readyok");
@@ -416,6 +424,18 @@ mod tests {
         assert_eq!(out[3], "info string error: unknown command `flip`");
         assert_eq!(out[4], "info string error: unknown option `hash`");
         assert!(out.last().unwrap().starts_with("fen 3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/5d4a/a10/"), "{out:?}");
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_or_too_long_is_refused_and_the_engine_goes_on() {
+        let mut script = b"isready\n\xff\n".to_vec();
+        script.extend(std::iter::repeat_n(b'p', 10 << 20));
+        script.extend_from_slice(b"\nisready\n");
+        let mut server = UciServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
+        let mut out: Vec<u8> = Vec::new();
+        server.run(&mut script.as_slice(), &mut out).unwrap();
+        let long = format!("info string error: the line is {} bytes long, more than {MAX_LINE}", 10 << 20);
+        assert_eq!(String::from_utf8(out).unwrap(), format!("readyok\ninfo string error: the line is not valid UTF-8\n{long}\nreadyok\n"));
     }
 
     /// The limits a recording player was asked with over `script`, and the output.

@@ -79,7 +79,7 @@ pub const MOVE_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
 pub const NODES_MOVE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest line the client takes from an engine, in bytes; a longer one is an error. UCI
 /// lines are short (a principal variation of 200 plies is about a kilobyte); the line reader
-/// never keeps more than [`crate::htp::MAX_LINE`] of any line.
+/// never keeps more than [`crate::lines::MAX_LINE`] of any line.
 pub const MAX_UCI_LINE: usize = 16 * 1024;
 /// How often a waiting client looks at [`Limits::stop`].
 const STOP_POLL: Duration = Duration::from_millis(20);
@@ -377,7 +377,7 @@ pub enum UciError {
     LineTooLong {
         /// The command.
         command: String,
-        /// The line's length as read (cut at [`crate::htp::MAX_LINE`]).
+        /// The line's length as read (cut at [`crate::lines::MAX_LINE`]).
         len: usize,
     },
     /// The engine answered `info string error…`.

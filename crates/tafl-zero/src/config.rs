@@ -13,6 +13,25 @@ use tafl_search::SearchParams;
 /// The config of the default run (`tafl train` with no arguments): `configs/cpu.toml`.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../configs/cpu.toml");
 
+/// The most simulations any search of a run may make (`selfplay.full-visits`, `fast-visits`,
+/// the attackers' scaled visits, `gate.visits`, `evaluate.visits`).
+pub const MAX_VISITS: u64 = 1_000_000;
+/// The most channels of any layer of the net (`net.channels`, `policy-channels`, `value-channels`).
+pub const MAX_CHANNELS: u64 = 1024;
+/// The most games of one stage (`selfplay.games-per-iteration`, `gate.games`, `evaluate.games`,
+/// `warm-start.teacher-games`).
+pub const MAX_GAMES: u64 = 1_000_000;
+/// The most plies of one game, and of its random opening.
+pub const MAX_PLIES: u64 = 10_000;
+/// The most leaves of one network call within a search (`leaves-per-search`, `batch`).
+pub const MAX_BATCH: u64 = 1024;
+/// The most training steps of one round.
+pub const MAX_STEPS: u64 = 1_000_000;
+/// The most samples of the replay window.
+pub const MAX_WINDOW: u64 = 20_000_000;
+/// The most games played at once by a match.
+pub const MAX_THREADS: u64 = 1024;
+
 /// Why a config is unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -518,6 +537,9 @@ impl RunConfig {
     /// The first bad value, with its key.
     pub fn check(&self) -> Result<(), ConfigError> {
         let bad = |key, message: &str| Err(ConfigError::Invalid { key, message: message.into() });
+        if let Some((key, value)) = self.floats().into_iter().find(|(_, v)| !v.is_finite()) {
+            return bad(key, &format!("must be a finite number, found {value}"));
+        }
         let s = &self.selfplay;
         if self.net.blocks == 0 && self.net.channels == 0 {
             return bad("net.channels", "must be above 0");
@@ -590,7 +612,97 @@ impl RunConfig {
         if w.enabled() && w.steps == 0 {
             return bad("warm-start.steps", "must be above 0 when there is anything to import");
         }
+        if let Some((key, value, max)) = self.sizes().into_iter().find(|&(_, value, max)| value > max) {
+            return bad(key, &format!("must be at most {max}, found {value}"));
+        }
+        if f64::from(s.full_visits) * s.attacker_visits_scale > MAX_VISITS as f64 {
+            return bad("selfplay.attacker-visits-scale", &format!("times full-visits must be at most {MAX_VISITS} (the attackers' visits)"));
+        }
         Ok(())
+    }
+
+    /// Every float of the config with its key: none may be NaN or infinite (a NaN learning rate
+    /// trains a NaN net, and a NaN compares false with every bound).
+    fn floats(&self) -> Vec<(&'static str, f64)> {
+        let (s, p, o) = (&self.selfplay, &self.selfplay.search, &self.optimize);
+        let mut floats = vec![
+            ("selfplay.full-fraction", s.full_fraction),
+            ("selfplay.attacker-visits-scale", s.attacker_visits_scale),
+            ("selfplay.temperature", f64::from(s.temperature)),
+            ("selfplay.resign-threshold", f64::from(s.resign_threshold)),
+            ("selfplay.resign-playout-fraction", s.resign_playout_fraction),
+            ("selfplay.opponent-fraction", s.opponent_fraction),
+            ("selfplay.search.c-puct", f64::from(p.c_puct)),
+            ("selfplay.search.fpu-reduction", f64::from(p.fpu_reduction)),
+            ("selfplay.search.dirichlet-alpha", f64::from(p.dirichlet_alpha)),
+            ("selfplay.search.dirichlet-weight", f64::from(p.dirichlet_weight)),
+            ("selfplay.search.temperature", f64::from(p.temperature)),
+            ("selfplay.search.final-temperature", f64::from(p.final_temperature)),
+            ("selfplay.search.c-visit", f64::from(p.c_visit)),
+            ("selfplay.search.c-scale", f64::from(p.c_scale)),
+            ("optimize.reuse", o.reuse),
+            ("optimize.window-scale", o.window_scale),
+            ("optimize.window-exponent", o.window_exponent),
+            ("optimize.learning-rate", o.learning_rate),
+            ("optimize.lr-final", o.lr_final),
+            ("optimize.weight-decay", f64::from(o.weight_decay)),
+            ("optimize.momentum", o.momentum),
+            ("optimize.value-weight", f64::from(o.value_weight)),
+            ("optimize.import-weight", f64::from(o.import_weight)),
+            ("optimize.value-mix", f64::from(o.value_mix)),
+            ("optimize.resume-every-seconds", o.resume_every_seconds),
+            ("gate.threshold", self.gate.threshold),
+        ];
+        if let Some(sprt) = &self.gate.sprt {
+            floats.extend([("gate.sprt.elo0", sprt.elo0), ("gate.sprt.elo1", sprt.elo1), ("gate.sprt.alpha", sprt.alpha), ("gate.sprt.beta", sprt.beta)]);
+        }
+        floats
+    }
+
+    /// Every size and count that memory or time grows with, its key and its bound (see
+    /// `configs/README.md`): generous, but finite, so that no config aborts a run on an
+    /// allocation or makes it wait forever.
+    fn sizes(&self) -> [(&'static str, u64, u64); 36] {
+        let (n, s, o, g, e, w) = (&self.net, &self.selfplay, &self.optimize, &self.gate, &self.evaluate, &self.warm_start);
+        let size = |v: usize| v as u64;
+        [
+            ("net.blocks", size(n.blocks), 64),
+            ("net.channels", size(n.channels), MAX_CHANNELS),
+            ("net.policy-channels", size(n.policy_channels), MAX_CHANNELS),
+            ("net.value-channels", size(n.value_channels), MAX_CHANNELS),
+            ("net.value-hidden", size(n.value_hidden), 4096),
+            ("selfplay.games-per-iteration", u64::from(s.games_per_iteration), MAX_GAMES),
+            ("selfplay.games-in-flight", size(s.games_in_flight), 4096),
+            ("selfplay.leaves-per-search", size(s.leaves_per_search), MAX_BATCH),
+            ("selfplay.shard-games", size(s.shard_games), 100_000),
+            ("selfplay.full-visits", u64::from(s.full_visits), MAX_VISITS),
+            ("selfplay.fast-visits", u64::from(s.fast_visits), MAX_VISITS),
+            ("selfplay.max-plies", size(s.max_plies), MAX_PLIES),
+            ("selfplay.cache-size", size(s.cache_size), 10_000_000),
+            ("optimize.batch-size", size(o.batch_size), 8192),
+            ("optimize.min-steps", u64::from(o.min_steps), MAX_STEPS),
+            ("optimize.max-steps", u64::from(o.max_steps), MAX_STEPS),
+            ("optimize.window-min", o.window_min, MAX_WINDOW),
+            ("optimize.window-max", o.window_max, MAX_WINDOW),
+            ("gate.games", size(g.games), MAX_GAMES),
+            ("gate.visits", u64::from(g.visits), MAX_VISITS),
+            ("gate.batch", size(g.batch), MAX_BATCH),
+            ("gate.opening-plies", size(g.opening_plies), MAX_PLIES),
+            ("gate.max-plies", size(g.max_plies), MAX_PLIES),
+            ("gate.threads", size(g.threads), MAX_THREADS),
+            ("evaluate.games", size(e.games), MAX_GAMES),
+            ("evaluate.visits", u64::from(e.visits), MAX_VISITS),
+            ("evaluate.batch", size(e.batch), MAX_BATCH),
+            ("evaluate.previous", size(e.previous), 1000),
+            ("evaluate.opening-plies", size(e.opening_plies), MAX_PLIES),
+            ("evaluate.max-plies", size(e.max_plies), MAX_PLIES),
+            ("evaluate.threads", size(e.threads), MAX_THREADS),
+            ("warm-start.teacher-games", size(w.teacher_games), MAX_GAMES),
+            ("warm-start.teacher-opening-plies", size(w.teacher_opening_plies), MAX_PLIES),
+            ("warm-start.teacher-max-plies", size(w.teacher_max_plies), MAX_PLIES),
+            ("warm-start.threads", size(w.threads), MAX_THREADS),
+            ("warm-start.steps", u64::from(w.steps), MAX_STEPS),
+        ]
     }
 
     /// The variant the run plays: a preset by name or a variant file (relative paths are taken
@@ -681,6 +793,84 @@ mod tests {
             assert!(e.contains("selfplay.attacker-visits-scale"), "{scale}: {e}");
         }
         assert_eq!(RunConfig::from_toml("[selfplay]\nattacker-visits-scale = 4.0\n").unwrap().selfplay.attacker_visits_scale, 4.0);
+    }
+
+    /// Every float of `value` with its dotted key, tables walked in order.
+    fn float_keys(value: &toml::Value, path: &str, out: &mut Vec<String>) {
+        match value {
+            toml::Value::Float(_) => out.push(path.to_string()),
+            toml::Value::Table(table) => {
+                for (key, v) in table {
+                    float_keys(v, &if path.is_empty() { key.clone() } else { format!("{path}.{key}") }, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn set(value: &mut toml::Value, path: &str, to: toml::Value) {
+        let mut at = value;
+        for part in path.split('.') {
+            at = at.get_mut(part).unwrap_or_else(|| panic!("{path}"));
+        }
+        *at = to;
+    }
+
+    #[test]
+    fn every_float_must_be_finite_and_names_its_key() {
+        let mut config = RunConfig::default_config();
+        config.gate.sprt = Some(Sprt { elo0: 0.0, elo1: 30.0, alpha: 0.05, beta: 0.05 });
+        let base: toml::Value = toml::from_str(&config.to_toml()).unwrap();
+        let mut keys = Vec::new();
+        float_keys(&base, "", &mut keys);
+        // Every float key of the config is walked (the search's and the SPRT's too).
+        assert_eq!(keys.len(), config.floats().len(), "{keys:?}");
+        for key in &keys {
+            assert!(config.floats().iter().any(|(k, _)| k == key), "{key} is not checked");
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                let mut value = base.clone();
+                set(&mut value, key, toml::Value::Float(bad));
+                let text = toml::to_string(&value).unwrap();
+                let e = RunConfig::from_toml(&text).map(|_| ()).unwrap_err().to_string();
+                assert!(e.contains(key.as_str()) && e.contains("finite"), "{key} = {bad}: {e}");
+            }
+        }
+        let e = RunConfig::from_toml("[optimize]\nlearning-rate = nan\n").unwrap_err().to_string();
+        assert_eq!(e, "`optimize.learning-rate`: must be a finite number, found NaN");
+    }
+
+    #[test]
+    fn sizes_are_bounded_and_the_bound_itself_is_accepted() {
+        let mut config = RunConfig::default_config();
+        // The attackers' own visits are bounded apart (below).
+        config.selfplay.attacker_visits_scale = 1.0;
+        let base: toml::Value = toml::from_str(&config.to_toml()).unwrap();
+        for (key, _, max) in config.sizes() {
+            let with = |n: u64| {
+                let mut value = base.clone();
+                let n = toml::Value::Integer(i64::try_from(n).unwrap());
+                set(&mut value, key, n.clone());
+                // The bound of a minimum is the bound of its maximum too.
+                for (low, high) in [("optimize.window-min", "optimize.window-max"), ("optimize.min-steps", "optimize.max-steps")] {
+                    if key == low {
+                        set(&mut value, high, n.clone());
+                    }
+                }
+                RunConfig::from_toml(&toml::to_string(&value).unwrap())
+            };
+            with(max).unwrap_or_else(|e| panic!("{key} = {max}: {e}"));
+            let e = with(max + 1).map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(&format!("at most {max}")), "{key} = {}: {e}", max + 1);
+        }
+        // The two aborts, refused by key.
+        let e = RunConfig::from_toml("[selfplay]\nfull-visits = 4294967295\n").unwrap_err().to_string();
+        assert_eq!(e, "`selfplay.full-visits`: must be at most 1000000, found 4294967295");
+        let e = RunConfig::from_toml("[net]\nchannels = 1000000\n").unwrap_err().to_string();
+        assert_eq!(e, "`net.channels`: must be at most 1024, found 1000000");
+        // The attackers' visits are the full visits scaled: bounded too.
+        assert!(RunConfig::from_toml("[selfplay]\nfull-visits = 1000\nattacker-visits-scale = 1000.0\n").is_ok());
+        let e = RunConfig::from_toml("[selfplay]\nfull-visits = 1001\nattacker-visits-scale = 1000.0\n").unwrap_err().to_string();
+        assert!(e.contains("selfplay.attacker-visits-scale") && e.contains("1000000"), "{e}");
     }
 
     #[test]

@@ -26,6 +26,7 @@ use tafl_search::{Limits, MAX_SEARCH_COUNT, MctsPlayer, Player, SearchParams};
 use crate::ZeroError;
 use crate::players::{MAX_BATCH, MAX_CACHE, SpecPlayer, ZeroFactory};
 use crate::rundir::{ModelInfo, RunDir};
+use crate::storage::Location;
 
 /// The bundle's settings file.
 pub const MANIFEST: &str = "player.toml";
@@ -106,7 +107,8 @@ fn default_batch() -> usize {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BundleSource {
-    /// The run directory exported from.
+    /// The name of the run exported from (its directory's or its prefix's last part, not where
+    /// it lay on the machine that trained it).
     pub run: String,
     /// The model's id.
     pub model: String,
@@ -190,31 +192,39 @@ fn temp_sibling(dir: &Path) -> PathBuf {
     dir.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()))
 }
 
-/// Writes a player bundle of a model of the run at `run_dir` into the new directory `out`.
+/// Writes a player bundle of a model of the run at `run_dir` (a directory, `file://` or
+/// `s3://` URL, as [`RunDir::open`] reads it) into the new directory `out`.
 ///
 /// # Errors
-/// `out` exists; `run_dir` is not a run directory or has no such model; the checkpoint does
-/// not read or load; I/O errors. On error nothing is left at `out`.
+/// `out` exists; `run_dir` is not a run or has no such model; the checkpoint does not read or
+/// load; the run's storage fails; I/O errors. On error nothing is left at `out`.
 pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<ExportReport, ZeroError> {
     if out.exists() || out.symlink_metadata().is_ok() {
         return Err(other(format!("{} already exists: export never overwrites; choose another --out or remove it", out.display())));
     }
-    if !run_dir.join("models").is_dir() {
+    // Opening a local run makes its folders: a directory that holds none is not made one.
+    if let Ok(Location::Local(path)) = Location::parse(&run_dir.to_string_lossy())
+        && !path.join("models").is_dir()
+    {
         return Err(other(format!("{} is not a run directory (no models/ folder)", run_dir.display())));
     }
     let run = RunDir::open(run_dir)?;
     let models = run.models();
     let id = match options.model.as_deref() {
-        None | Some("best") => run.best_model().ok_or_else(|| other(format!("{}: no complete model to export", run.models_dir().display())))?,
+        None | Some("best") => run.best_model().ok_or_else(|| other(format!("{}: no complete model to export", run.location())))?,
         Some(id) if models.iter().any(|m| m == id) => id.to_string(),
         Some(id) => {
             return Err(other(format!(
                 "{}: no complete model `{id}` (models: {})",
-                run.models_dir().display(),
+                run.location(),
                 if models.is_empty() { "none".to_string() } else { models.join(", ") }
             )));
         }
     };
+    // A run in object storage: the model into the local cache first.
+    if !run.fetch_model(&id)? {
+        return Err(other(format!("{}: model `{id}` is not complete", run.location())));
+    }
     let model_dir = run.model_dir(&id);
     let meta_path = model_dir.join("meta.json");
     let text = fs::read_to_string(&meta_path).map_err(|e| ZeroError::io(&meta_path, e))?;
@@ -274,7 +284,7 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
         net: BundleNet { name: config.name(), board_size: config.board_size, input_planes: config.input_planes, blocks: config.blocks, channels: config.channels },
         search: BundleSearch { visits: options.visits, time_per_move: options.time_per_move.map(format_duration), gumbel: options.gumbel, batch: options.batch.max(1), guard: 0 },
         source: Some(BundleSource {
-            run: fs::canonicalize(run.root()).unwrap_or_else(|_| run.root().to_path_buf()).display().to_string(),
+            run: run.name().to_string(),
             model: id.to_string(),
             iteration: info.iteration,
             steps_total: info.steps_total,
@@ -442,6 +452,11 @@ mod tests {
         assert_eq!(manifest.net.name, "b1c16");
         assert_eq!(manifest.search.time_per_move.as_deref(), Some("1500ms"));
         assert_eq!(manifest.search.time().unwrap(), Some(Duration::from_millis(1500)));
+        // The run by its name and the model by its id: not where the run lay.
+        let source = manifest.source.as_ref().unwrap();
+        assert_eq!((source.run.as_str(), source.model.as_str()), ("run", "m000000"));
+        let text = fs::read_to_string(out.join(MANIFEST)).unwrap();
+        assert!(!text.contains(&*base.to_string_lossy()) && !text.contains(&*std::env::temp_dir().to_string_lossy()), "{text}");
         assert!(is_bundle(&out));
         // No temporary directory is left beside the bundle.
         assert_eq!(fs::read_dir(base.join("bundles")).unwrap().count(), 1);
@@ -471,6 +486,7 @@ mod tests {
         let e = export(&base.join("nowhere"), &base.join("p3"), &options).unwrap_err().to_string();
         assert!(e.contains("not a run directory"), "{e}");
         assert!(!base.join("p2").exists() && !base.join("p3").exists());
+        assert!(!base.join("nowhere").exists(), "no run is made where there was none");
         let _ = fs::remove_dir_all(&base);
     }
 

@@ -6,6 +6,8 @@
 use std::time::Instant;
 
 use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, SprtDecision, random_openings, run_match};
+use tafl_nn::checkpoint;
+use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
 
 use crate::config::RunConfig;
@@ -72,6 +74,12 @@ pub fn gate(
     observer: &dyn Observer,
 ) -> Result<GateResult, ZeroError> {
     let g = &config.gate;
+    // A net with NaN or infinite weights plays (every game a draw, say) and may pass.
+    let loaded = checkpoint::load(&run.model_dir(candidate), &expected_for(variant), &tafl_nn::device())
+        .map_err(|e| ZeroError::Model { id: candidate.to_string(), message: e.to_string() })?;
+    if !loaded.model.weights_finite() {
+        return Err(ZeroError::NotFinite { model: candidate.to_string(), what: "weights" });
+    }
     let best = run.best_model().unwrap_or_else(|| candidate.to_string());
     let started = Instant::now();
     let mut result = GateResult {
@@ -146,4 +154,48 @@ pub fn gate(
     run.write_arena_result(&result_name(candidate), &value)?;
     run.log_metric("gate", value);
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::NetSection;
+    use crate::rundir::ModelInfo;
+    use tafl_nn::{INPUT_PLANES, TrainBatch, TrainConfig, Trainer};
+
+    #[test]
+    fn a_model_whose_weights_are_not_finite_is_never_made_best() {
+        let variant = Variant::preset("brandubh").expect("preset");
+        let root = std::env::temp_dir().join(format!("tafl-gate-not-finite-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).unwrap();
+        let mut config = RunConfig::default();
+        config.run.variant = "brandubh".into();
+        config.net = NetSection { blocks: 1, channels: 8, global_pool_interval: 0, policy_channels: 2, value_channels: 2, value_hidden: 8 };
+        crate::optimize::ensure_initial_model(&run, &config, variant).unwrap();
+        // One step at a NaN learning rate: every weight it touches is NaN.
+        let net_config = config.net_config(variant.size());
+        let mut trainer = Trainer::new(net_config.init(&tafl_nn::device()), TrainConfig::new().with_learning_rate(f64::NAN));
+        let moves = net_config.policy_len();
+        let mut policy = vec![0.0; 2 * moves];
+        (policy[0], policy[moves]) = (1.0, 1.0);
+        let planes = vec![0.0; 2 * INPUT_PLANES * 49];
+        let batch = TrainBatch::from_slices(&net_config, &planes, &policy, &vec![true; 2 * moves], &[0.0, 0.0], &trainer.device()).unwrap();
+        trainer.step(&batch);
+        let info = ModelInfo { id: "m000001".into(), parent: Some("m000000".into()), iteration: 1, net: net_config.name(), ..ModelInfo::default() };
+        tafl_nn::checkpoint::save(&run.model_dir("m000001"), &trainer.model(), &net_config, &info.into_meta(variant.name()), None).unwrap();
+        let factory = ZeroFactory::new(variant);
+        // Gated or not (promoted without games), it stays out.
+        for enabled in [false, true] {
+            config.gate.enabled = enabled;
+            let e = gate(&run, &config, variant, "m000001", &factory, &crate::Plain).unwrap_err();
+            assert!(matches!(e, ZeroError::NotFinite { what: "weights", .. }), "{e}");
+            assert!(e.to_string().contains("m000001"), "{e}");
+            assert_eq!(run.best_model().as_deref(), Some("m000000"));
+        }
+        // A sound model passes the same check.
+        config.gate.enabled = false;
+        assert!(gate(&run, &config, variant, "m000000", &factory, &crate::Plain).unwrap().passed);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

@@ -74,6 +74,15 @@ pub enum ZeroError {
     /// The run's storage failed or refused.
     #[error(transparent)]
     Storage(#[from] storage::StoreError),
+    /// A model's losses or weights are NaN or infinite: it is neither published nor made the
+    /// best.
+    #[error("{model}: the {what} are not finite (NaN or infinite); the model is neither published nor made the best")]
+    NotFinite {
+        /// The model's id, or the round that trained it.
+        model: String,
+        /// `losses` or `weights`.
+        what: &'static str,
+    },
     /// Something else that stops the stage.
     #[error("{0}")]
     Other(String),

@@ -127,6 +127,9 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
     let dir = crate::players::resolve_model(source);
     let loaded = checkpoint::load(&dir, &expected_for(variant), &tafl_nn::device())
         .map_err(|e| ZeroError::Other(format!("--init-from {}: {e}", dir.display())))?;
+    if !loaded.model.weights_finite() {
+        return Err(ZeroError::NotFinite { model: format!("--init-from {}", dir.display()), what: "weights" });
+    }
     let id = model_id(1);
     let info = ModelInfo { id: id.clone(), iteration: 1, created: now(), net: loaded.config.name(), ..ModelInfo::default() };
     checkpoint::save(&run.model_dir(&id), &loaded.model, &loaded.config, &info.into_meta(variant.name()), None).map_err(model_error(&id))?;
@@ -425,6 +428,14 @@ pub fn train_round(
         net: net_config.name(),
     };
     let model = trainer.model();
+    // A round that diverged (or ran at a NaN learning rate) ends in a net that plays like any
+    // other, and may pass a gate: it is not published, and its points go with it.
+    let n = f64::from(steps.max(1));
+    let broken = if !(sums.loss / n).is_finite() { Some("losses") } else { (!model.weights_finite()).then_some("weights") };
+    if let Some(what) = broken {
+        resume::clear_except(run, None);
+        return Err(ZeroError::NotFinite { model: format!("the round from {parent}"), what });
+    }
     // A trainer that took over meanwhile owns the run: this one publishes nothing.
     run.check_fence()?;
     let mut number = model_number(&parent).unwrap_or(0) + 1;
@@ -445,7 +456,6 @@ pub fn train_round(
     };
     // The round is a model now: its points have served.
     resume::clear_except(run, None);
-    let n = f64::from(steps.max(1));
     let report = RoundReport {
         id,
         parent,

@@ -185,6 +185,8 @@ fn release_key(epoch: u32) -> String {
 pub struct RunDir {
     /// The run itself (a local store), or its local cache (a remote one).
     root: PathBuf,
+    /// Its name ([`Location::name`]).
+    name: String,
     store: Arc<dyn Store>,
     remote: bool,
     take_over: bool,
@@ -250,6 +252,7 @@ impl RunDir {
         };
         let run = RunDir {
             root: local,
+            name: location.name(),
             store,
             remote,
             take_over: false,
@@ -277,6 +280,12 @@ impl RunDir {
     #[must_use]
     pub fn location(&self) -> String {
         self.store.describe()
+    }
+
+    /// The run's name, without where it lies: its directory's or its prefix's last part.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// True for a run in object storage.

@@ -230,7 +230,7 @@ impl<'a> SelfPlay<'a> {
     pub fn new(variant: &'static Variant, config: &'a SelfPlayConfig, seed: u64) -> SelfPlay<'a> {
         let params = |visits: u32, side| {
             let scale = if side == Side::Attackers { config.attacker_visits_scale } else { 1.0 };
-            // Validated to (0, 1000]: the product fits a u32.
+            // Validated: the scale to (0, 1000], the product to at most config::MAX_VISITS.
             SearchParams { visits: ((f64::from(visits) * scale).round() as u32).max(1), ..config.search.clone() }
         };
         let both = |visits| [params(visits, Side::Attackers), params(visits, Side::Defenders)];

@@ -149,6 +149,19 @@ impl Location {
         Ok(Location::Local(PathBuf::from(text)))
     }
 
+    /// The run's name, without where it lies: the directory's last component (of its absolute
+    /// path for `.` and the like), or the prefix's last part (the bucket for a bucket's root).
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self {
+            Location::Local(path) => {
+                let named = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+                named(path).or_else(|| fs::canonicalize(path).ok().as_deref().and_then(named)).unwrap_or_else(|| path.display().to_string())
+            }
+            Location::S3 { bucket, prefix } => prefix.rsplit('/').next().filter(|p| !p.is_empty()).unwrap_or(bucket).to_string(),
+        }
+    }
+
     /// Opens the store.
     ///
     /// # Errors
@@ -463,6 +476,19 @@ mod tests {
         assert!(Location::parse("s3:///p").is_err());
         assert!(Location::parse("s3://b/../x").is_err());
         assert!(Location::parse("gs://b/p").unwrap_err().to_string().contains("gs://"));
+    }
+
+    #[test]
+    fn a_run_is_named_without_where_it_lies() {
+        let name = |text: &str| Location::parse(text).unwrap().name();
+        assert_eq!(name("data/runs/a5"), "a5");
+        assert_eq!(name("/srv/tafl/data/runs/a5/"), "a5");
+        assert_eq!(name("file:///srv/runs/f17"), "f17");
+        assert_eq!(name("s3://bucket/runs/a5"), "a5");
+        assert_eq!(name("s3://bucket/a5/"), "a5");
+        assert_eq!(name("s3://bucket"), "bucket");
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(name("."), here.file_name().unwrap().to_string_lossy());
     }
 
     #[test]

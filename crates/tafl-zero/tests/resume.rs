@@ -153,3 +153,18 @@ fn a_damaged_point_is_reported_and_the_round_starts_again() {
     assert!(warnings.contains("step-000002") && warnings.contains("checksum"), "{warnings}");
     let _ = std::fs::remove_dir_all(root);
 }
+
+#[test]
+fn a_round_whose_losses_are_not_finite_publishes_nothing() {
+    // A NaN learning rate passes no config check now; a round that diverges ends the same way.
+    let (run, root) = new_run("not-finite", 0.0);
+    let mut config = run.config.clone();
+    config.optimize.learning_rate = f64::NAN;
+    let e = train_round(&run.dir, &config, run.variant, &Interrupt::default(), true).unwrap_err();
+    assert!(matches!(e, tafl_zero::ZeroError::NotFinite { what: "losses", .. }), "{e}");
+    assert!(e.to_string().contains("the round from m000000"), "{e}");
+    assert_eq!(run.dir.models(), ["m000000"], "no model published");
+    assert_eq!(run.dir.best_model().as_deref(), Some("m000000"));
+    assert!(points(&root).is_empty(), "no point of the round is kept");
+    let _ = std::fs::remove_dir_all(root);
+}

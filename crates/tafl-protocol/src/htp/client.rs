@@ -34,7 +34,7 @@
 //! `tcp`, the client listens on a free loopback address (127.0.0.2, .3, …) at port 49152, passes
 //! `--host ADDR` to the engine, and starts a fresh engine for every game.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -46,6 +46,7 @@ use tafl_search::{Limits, MoveChoice, Player, PlayerError};
 
 use super::{parse_role, role_name, square_name};
 use crate::child::{self, StderrTail, line_reader};
+pub use crate::lines::{CappedLines, MAX_LINE};
 
 /// How to start an engine and how long to wait for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -285,63 +286,6 @@ impl Drop for HtpEngine {
     }
 }
 
-/// Longest line kept from an engine, in bytes; the rest of a longer line is dropped, so that an
-/// engine that never ends a line cannot fill our memory.
-pub const MAX_LINE: usize = 64 * 1024;
-
-/// An engine's output as lines, as [`BufRead::lines`] splits them (`\n` or `\r\n`), but each
-/// cut at [`MAX_LINE`] bytes and with invalid UTF-8 replaced rather than ending the stream:
-/// nothing an engine writes is trusted.
-pub struct CappedLines<R> {
-    source: R,
-    done: bool,
-}
-
-impl<R: BufRead> CappedLines<R> {
-    /// Lines of `source`.
-    pub fn new(source: R) -> CappedLines<R> {
-        CappedLines { source, done: false }
-    }
-}
-
-impl<R: BufRead> Iterator for CappedLines<R> {
-    type Item = String;
-
-    fn next(&mut self) -> Option<String> {
-        let mut line = Vec::new();
-        while !self.done {
-            let buf = match self.source.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            if buf.is_empty() {
-                self.done = true;
-                break;
-            }
-            let (chunk, used, ended) = match buf.iter().position(|&b| b == b'\n') {
-                Some(i) => (&buf[..i], i + 1, true),
-                None => (buf, buf.len(), false),
-            };
-            let room = MAX_LINE.saturating_sub(line.len());
-            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            self.source.consume(used);
-            if ended {
-                return Some(finish_line(line));
-            }
-        }
-        self.done = true;
-        (!line.is_empty()).then(|| finish_line(line))
-    }
-}
-
-fn finish_line(mut line: Vec<u8>) -> String {
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    String::from_utf8_lossy(&line).into_owned()
-}
-
 /// The port the reference engine appends to `--host`.
 pub const DRIVER_PORT: u16 = 49152;
 
@@ -501,25 +445,6 @@ impl Player for HtpPlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::BufReader;
-
-    #[test]
-    fn capped_lines_split_like_lines_and_cut_what_is_too_long() {
-        let lines = |bytes: &[u8]| CappedLines::new(bytes).collect::<Vec<_>>();
-        assert_eq!(lines(b"= a\r\n\n? b\nlast"), ["= a", "", "? b", "last"]);
-        assert_eq!(lines(b""), Vec::<String>::new());
-        assert_eq!(lines(b"x\n"), ["x"]);
-        // Invalid UTF-8 is replaced, and the next line still arrives.
-        assert_eq!(lines(b"= \xff\n= d1 d4\n"), ["= \u{fffd}", "= d1 d4"]);
-        // A line longer than the cap (through a small buffer, so it comes in many pieces) is cut,
-        // and the line after it is whole.
-        let mut long = vec![b'a'; MAX_LINE * 3];
-        long.extend_from_slice(b"\n= done\n");
-        let got: Vec<String> = CappedLines::new(BufReader::with_capacity(1000, long.as_slice())).collect();
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].len(), MAX_LINE);
-        assert_eq!(got[1], "= done");
-    }
 
     #[test]
     fn reads_generated_answers_for_callers() {

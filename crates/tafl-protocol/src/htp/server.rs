@@ -6,7 +6,9 @@
 //! As the reference prints them: `= RESPONSE` on success (`= ` alone when there is nothing to
 //! say), `? ERROR` followed by an empty line on failure, nothing for an empty line or a
 //! comment (`#` to the end of the line). Error texts are the reference's, word for word,
-//! `message: ` prefixes included, so that drivers matching on them keep working.
+//! `message: ` prefixes included, so that drivers matching on them keep working. A line the
+//! reference could not read at all (not UTF-8, or longer than [`MAX_LINE`]) is answered with
+//! a failure of our own, and the session goes on.
 //!
 //! # Commands
 //! `board_size N`, `final_status`, `first_move ROLE`, `generate_move [ROLE]`,
@@ -43,6 +45,7 @@ use tafl_search::{MoveChoice, Player};
 
 use super::{role_name, square_name};
 use crate::engine::{EngineOptions, attackers_view, choose_checked, limits_with_time, time_for_move};
+use crate::lines::{MAX_LINE, read_line};
 
 /// The protocol version the reference engine reports.
 pub const PROTOCOL_VERSION: &str = "1-beta";
@@ -272,13 +275,11 @@ impl HtpServer {
     /// Serves a session: reads commands until `quit` or the end of the input, and writes the
     /// replies (flushed after each).
     pub fn run(&mut self, input: &mut dyn BufRead, output: &mut dyn Write) -> io::Result<()> {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if input.read_line(&mut line)? == 0 {
-                return Ok(());
-            }
-            let reply = self.handle(&line);
+        while let Some(line) = read_line(input, MAX_LINE)? {
+            let reply = match line {
+                Ok(line) => self.handle(&line),
+                Err(e) => HtpReply::Failure(format!("message: {e}")),
+            };
             if reply == HtpReply::Quit {
                 return Ok(());
             }
@@ -287,6 +288,7 @@ impl HtpServer {
                 output.flush()?;
             }
         }
+        Ok(())
     }
 
     /// Plays on a game server the way the reference engine's `--host` mode does: the server
@@ -295,12 +297,14 @@ impl HtpServer {
     /// handled and their replies logged to `log`. Returns when the game is over or the
     /// connection closes.
     pub fn run_connected(&mut self, input: &mut dyn BufRead, output: &mut dyn Write, log: &mut dyn Write) -> io::Result<()> {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if input.read_line(&mut line)? == 0 {
-                return Ok(());
-            }
+        while let Some(line) = read_line(input, MAX_LINE)? {
+            let line = match line {
+                Ok(line) => line,
+                Err(e) => {
+                    writeln!(log, "? message: {e}")?;
+                    continue;
+                }
+            };
             writeln!(log, "<- {}", line.trim_end())?;
             let first = line.split_whitespace().next().unwrap_or_default();
             if first == "generate_move" {
@@ -324,6 +328,7 @@ impl HtpServer {
                 return Ok(());
             }
         }
+        Ok(())
     }
 
     fn board_size(&mut self, args: &[&str]) -> Result<String, String> {
@@ -708,6 +713,23 @@ mod tests {
         let mut out = Vec::new();
         server().run(&mut script.as_bytes(), &mut out).expect("in-memory io");
         String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_or_too_long_is_refused_and_the_session_goes_on() {
+        let mut script = b"name\n\xff\nname\n".to_vec();
+        script.extend(std::iter::repeat_n(b'x', 10 << 20));
+        script.extend_from_slice(b"\nname\n");
+        let mut out = Vec::new();
+        server().run(&mut script.as_slice(), &mut out).expect("in-memory io");
+        let out = String::from_utf8(out).expect("utf-8");
+        let long = format!("? message: the line is {} bytes long, more than {MAX_LINE}\n\n", 10 << 20);
+        assert_eq!(out, format!("= tafl\n? message: the line is not valid UTF-8\n\n= tafl\n{long}= tafl\n"));
+        // Connected to a server, such lines are logged and the game goes on.
+        let (mut sent, mut log) = (Vec::new(), Vec::new());
+        server().run_connected(&mut &b"\xff\nplay attacker d1 d4\n"[..], &mut sent, &mut log).expect("in-memory io");
+        let log = String::from_utf8(log).expect("utf-8");
+        assert!(log.starts_with("? message: the line is not valid UTF-8\n<- play attacker d1 d4\n= \n"), "{log}");
     }
 
     #[test]
