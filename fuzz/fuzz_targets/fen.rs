@@ -1,7 +1,7 @@
 #![no_main]
 //! FEN parsing never panics, and whatever parses prints back to the same position.
 use libfuzzer_sys::fuzz_target;
-use tafl_rules::{Position, PRESETS, Variant};
+use tafl_rules::{PRESETS, Position, Variant};
 
 fuzz_target!(|text: &str| {
     for name in PRESETS {

@@ -14,7 +14,8 @@ fuzz_target!(|text: &str| {
     for size in [7, 11, 13] {
         let _ = parse_otn_move(text, size);
     }
-    let mut server = OpenTaflServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
+    let mut server =
+        OpenTaflServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
     let mut out = Vec::new();
     for line in text.lines().take(64) {
         if !server.handle(line, &mut out).expect("in-memory io") {

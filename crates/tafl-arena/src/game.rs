@@ -122,7 +122,14 @@ pub fn play_game(
             Err(e) => break forfeit(format!("illegal move {mv}: {e}")),
         }
     };
-    PlayedGame { game, captures, opening_plies: opening.moves.len(), winner, termination, seconds: started.elapsed().as_secs_f64() }
+    PlayedGame {
+        game,
+        captures,
+        opening_plies: opening.moves.len(),
+        winner,
+        termination,
+        seconds: started.elapsed().as_secs_f64(),
+    }
 }
 
 #[cfg(test)]
@@ -176,7 +183,9 @@ mod tests {
         let g = play_game(&opening, &mut a, &Limits::default(), &mut Cheat, &Limits::default(), 100);
         assert_eq!(g.winner, Some(Side::Attackers));
         match &g.termination {
-            Termination::Forfeit { loser: Side::Defenders, error } => assert!(error.starts_with("illegal move d1-d4"), "{error}"),
+            Termination::Forfeit { loser: Side::Defenders, error } => {
+                assert!(error.starts_with("illegal move d1-d4"), "{error}")
+            }
             t => panic!("unexpected {t:?}"),
         }
         assert_eq!(g.moves().len(), 1);

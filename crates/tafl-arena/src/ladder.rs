@@ -112,7 +112,10 @@ impl LadderReport {
                 percent(r.defending)
             );
         }
-        let _ = writeln!(out, "\nElo: the player minus the opponent, 95% interval from the game pairs; +W =D -L from the player's view.");
+        let _ = writeln!(
+            out,
+            "\nElo: the player minus the opponent, 95% interval from the game pairs; +W =D -L from the player's view."
+        );
         for r in self.rungs.iter().filter(|r| r.capped > 0 || r.forfeits > 0) {
             let _ = writeln!(out, "{}: {} games drawn at the move cap, {} forfeits", r.opponent, r.capped, r.forfeits);
         }
@@ -131,7 +134,15 @@ mod tests {
     #[test]
     fn a_rung_counts_the_players_results_per_side() {
         let variant = tafl_rules::Variant::preset("brandubh").unwrap();
-        let config = ArenaConfig { variant, openings: random_openings(variant, 3, 2, 5), pairs: 3, max_plies: 80, threads: 1, seed: 5, sprt: None };
+        let config = ArenaConfig {
+            variant,
+            openings: random_openings(variant, 3, 2, 5),
+            pairs: 3,
+            max_plies: 80,
+            threads: 1,
+            seed: 5,
+            sprt: None,
+        };
         let player = "alphabeta:depth=1".parse().unwrap();
         let opponent = "random:seed=3".parse().unwrap();
         let results = run_match(&player, &opponent, &config, &BuiltinFactory, &|_| {}).unwrap();
@@ -142,7 +153,15 @@ mod tests {
         assert_eq!(rung.attacking.games(), 3);
         assert_eq!(rung.total, rung.attacking.plus(rung.defending));
         assert_eq!(rung.elo.samples, 3);
-        let report = LadderReport { player: "alphabeta:depth=1".into(), variant: "brandubh".into(), games: 6, openings: 3, seed: 5, max_plies: 80, rungs: vec![rung] };
+        let report = LadderReport {
+            player: "alphabeta:depth=1".into(),
+            variant: "brandubh".into(),
+            games: 6,
+            openings: 3,
+            seed: 5,
+            max_plies: 80,
+            rungs: vec![rung],
+        };
         let text = report.to_text();
         let row = text.lines().find(|l| l.starts_with("random:seed=3")).unwrap();
         assert!(row.contains(&percent(report.rungs[0].total)), "{text}");

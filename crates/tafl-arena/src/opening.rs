@@ -37,7 +37,11 @@ impl Opening {
     /// A short description: the moves, or the FEN.
     #[must_use]
     pub fn describe(&self) -> String {
-        let mut s = if self.start == Position::start(self.start.variant()) { String::new() } else { format!("[{}] ", self.start.to_fen()) };
+        let mut s = if self.start == Position::start(self.start.variant()) {
+            String::new()
+        } else {
+            format!("[{}] ", self.start.to_fen())
+        };
         s += &self.moves.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ");
         if s.is_empty() { "start".to_string() } else { s }
     }
@@ -98,7 +102,11 @@ pub fn parse_openings(variant: &'static Variant, text: &str) -> Result<Vec<Openi
         let err = |message: String| OpeningError { line: i + 1, message };
         let (fen, moves_text) = line.split_once(';').unwrap_or((line, ""));
         let fen = fen.trim();
-        let start = if fen == "start" { Position::start(variant) } else { Position::from_fen(variant, fen).map_err(|e| err(e.to_string()))? };
+        let start = if fen == "start" {
+            Position::start(variant)
+        } else {
+            Position::from_fen(variant, fen).map_err(|e| err(e.to_string()))?
+        };
         let mut game = Game::from_position(start);
         let mut moves = Vec::new();
         for word in moves_text.split_whitespace() {

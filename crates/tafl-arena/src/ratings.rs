@@ -64,7 +64,8 @@ pub fn bradley_terry(players: usize, meetings: &[Meeting], prior_draws: f64) -> 
     for _ in 0..10_000 {
         let mut change: f64 = 0.0;
         for i in 0..players {
-            let denominator: f64 = (0..players).filter(|&j| games[i][j] > 0.0).map(|j| games[i][j] / (gamma[i] + gamma[j])).sum();
+            let denominator: f64 =
+                (0..players).filter(|&j| games[i][j] > 0.0).map(|j| games[i][j] / (gamma[i] + gamma[j])).sum();
             if denominator == 0.0 || wins[i] == 0.0 {
                 continue;
             }

@@ -59,7 +59,12 @@ pub fn archive_line(game: &PlayedGame) -> String {
         }
         moves.push_str("timeout");
     }
-    format!("{moves},{},{},{}", game.captures_by(Side::Attackers), game.captures_by(Side::Defenders), result_word(game.winner))
+    format!(
+        "{moves},{},{},{}",
+        game.captures_by(Side::Attackers),
+        game.captures_by(Side::Defenders),
+        result_word(game.winner)
+    )
 }
 
 /// The OTN rules string of the game's variant.
@@ -197,9 +202,9 @@ mod tests {
     use super::*;
     use crate::game::play_game;
     use crate::opening::Opening;
+    use tafl_rules::Variant;
     use tafl_rules::notation::parse_archive_line;
     use tafl_rules::replay::replay;
-    use tafl_rules::Variant;
     use tafl_search::{Limits, RandomPlayer};
 
     #[test]
@@ -227,17 +232,30 @@ mod tests {
         let v = Variant::copenhagen();
         let (mut a, mut b) = (RandomPlayer::new(1), RandomPlayer::new(2));
         let g = play_game(&Opening::start(v), &mut a, &Limits::default(), &mut b, &Limits::default(), 5);
-        let text = otg(&g, &OtgTags { event: "test".into(), date: today(), attackers: "a".into(), defenders: "b".into(), round: "1".into() });
+        let text = otg(
+            &g,
+            &OtgTags {
+                event: "test".into(),
+                date: today(),
+                attackers: "a".into(),
+                defenders: "b".into(),
+                round: "1".into(),
+            },
+        );
         assert!(text.contains("[result:0]"), "{text}");
         assert!(text.contains("dim:11 name:copenhagen esc:c"), "{text}");
-        assert!(text.contains("start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/"), "{text}");
+        assert!(
+            text.contains("start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/"),
+            "{text}"
+        );
         assert!(text.lines().any(|l| l.starts_with("3. ")), "{text}");
         assert!(!text.lines().any(|l| l.starts_with("4. ")), "{text}");
         // King moves carry a `K`.
         let g = play_game(&Opening::start(v), &mut a, &Limits::default(), &mut b, &Limits::default(), 200);
         let text = otg(&g, &OtgTags::default());
         let moves = text.split("\n\n").nth(1).unwrap_or_default();
-        let king_moves = g.moves().len() - moves.split_whitespace().filter(|w| !w.ends_with('.') && !w.starts_with('K')).count();
+        let king_moves =
+            g.moves().len() - moves.split_whitespace().filter(|w| !w.ends_with('.') && !w.starts_with('K')).count();
         assert!(king_moves > 0 && moves.contains(" K"), "{text}");
     }
 

@@ -195,7 +195,12 @@ impl Summary {
             *terminations.entry(g.played.termination.name().to_string()).or_insert(0) += 1;
             if let Termination::Forfeit { loser, error } = &g.played.termination {
                 let p = if *loser == Side::Attackers { g.attackers } else { g.defenders };
-                forfeits.push(ForfeitRow { game: g.index, player: names[p].clone(), side: *loser, error: error.clone() });
+                forfeits.push(ForfeitRow {
+                    game: g.index,
+                    player: names[p].clone(),
+                    side: *loser,
+                    error: error.clone(),
+                });
             }
             games.push(GameRow {
                 index: g.index,
@@ -238,7 +243,8 @@ impl Summary {
                 sprt: results.sprt.map(|(test, status)| SprtSummary { test, status }),
             }
         });
-        let meetings: Vec<Meeting> = results.pairings.iter().map(|p| Meeting { a: p.a, b: p.b, wdl: p.total() }).collect();
+        let meetings: Vec<Meeting> =
+            results.pairings.iter().map(|p| Meeting { a: p.a, b: p.b, wdl: p.total() }).collect();
         let ratings = bradley_terry(names.len(), &meetings, 1.0);
         let mut attacking = vec![Wdl::default(); names.len()];
         let mut defending = vec![Wdl::default(); names.len()];
@@ -300,9 +306,28 @@ impl Summary {
             self.max_plies
         );
         if let Some(m) = &self.matchup {
-            let _ = writeln!(out, "\n{:<34} {:>5} {:>5} {:>5} {:>7}", format!("{} vs {}", m.a, m.b), "win", "draw", "loss", "score");
-            for (label, wdl) in [("A with the attackers", m.a_attacking), ("A with the defenders", m.a_defending), ("A in all", m.total)] {
-                let _ = writeln!(out, "{label:<34} {:>5} {:>5} {:>5} {:>6.1}%", wdl.wins, wdl.draws, wdl.losses, 100.0 * wdl.score());
+            let _ = writeln!(
+                out,
+                "\n{:<34} {:>5} {:>5} {:>5} {:>7}",
+                format!("{} vs {}", m.a, m.b),
+                "win",
+                "draw",
+                "loss",
+                "score"
+            );
+            for (label, wdl) in [
+                ("A with the attackers", m.a_attacking),
+                ("A with the defenders", m.a_defending),
+                ("A in all", m.total),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "{label:<34} {:>5} {:>5} {:>5} {:>6.1}%",
+                    wdl.wins,
+                    wdl.draws,
+                    wdl.losses,
+                    100.0 * wdl.score()
+                );
             }
             let _ = writeln!(out, "\nElo A - B: {} (95%, from {} pairs)", m.elo, m.elo.samples);
             let _ = writeln!(out, "           {} (95%, game by game)", m.elo_trinomial);
@@ -341,7 +366,11 @@ impl Summary {
                     100.0 * e.defending.score()
                 );
             }
-            let _ = writeln!(out, "\n{:<48} {:>14} {:>14} {:>18}", "pairing (A vs B)", "A attacking", "A defending", "Elo A - B");
+            let _ = writeln!(
+                out,
+                "\n{:<48} {:>14} {:>14} {:>18}",
+                "pairing (A vs B)", "A attacking", "A defending", "Elo A - B"
+            );
             for p in &self.pairings {
                 let _ = writeln!(
                     out,
@@ -355,7 +384,11 @@ impl Summary {
             }
         }
         let s = self.sides;
-        let _ = writeln!(out, "\nSides: attackers won {}, defenders won {}, draws {}", s.attackers_won, s.defenders_won, s.draws);
+        let _ = writeln!(
+            out,
+            "\nSides: attackers won {}, defenders won {}, draws {}",
+            s.attackers_won, s.defenders_won, s.draws
+        );
         let ends: Vec<String> = self.terminations.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(out, "Ended by: {}", ends.join(", "));
         if let Some(n) = self.terminations.get("max-plies") {
@@ -397,7 +430,8 @@ pub fn write_results(dir: &Path, results: &ArenaResults, summary: &Summary) -> R
 }
 
 /// The first line of `games.csv`.
-pub const GAMES_CSV_HEADER: &str = "# tafl arena games: moves,attacker_captures,defender_captures,result (Black = attackers won)\n";
+pub const GAMES_CSV_HEADER: &str =
+    "# tafl arena games: moves,attacker_captures,defender_captures,result (Black = attackers won)\n";
 
 /// One game as `games.csv` holds it: comment lines naming the players (and the start position
 /// when it is not the variant's), then the archive line that `tafl replay` reads.
@@ -410,7 +444,14 @@ pub fn game_record(g: &GameResult, players: &[PlayerSpec]) -> String {
         Termination::Forfeit { loser, error } => format!(" by the {loser}: {}", error.replace('\n', " ")),
         _ => String::new(),
     };
-    let _ = writeln!(text, "# game {}: {} (attackers) vs {} (defenders), {}{why}", g.index, players[g.attackers].name, players[g.defenders].name, g.played.termination.name());
+    let _ = writeln!(
+        text,
+        "# game {}: {} (attackers) vs {} (defenders), {}{why}",
+        g.index,
+        players[g.attackers].name,
+        players[g.defenders].name,
+        g.played.termination.name()
+    );
     if *start != Position::start(start.variant()) {
         let _ = writeln!(text, "# start {}", start.to_fen());
     }
@@ -454,7 +495,11 @@ pub fn plot_ladder(path: &Path, ladder: &[LadderEntry], title: &str) -> Result<(
     chart.draw_series(ladder.iter().map(|e| Circle::new((e.elo, y(e.rank)), 4, BLUE.filled()))).map_err(|e| err(&e))?;
     chart
         .draw_series(ladder.iter().map(|e| {
-            Text::new(format!("{}  {:+.0} ± {:.0}", e.name, e.elo, finite(e.ci95)), (e.elo - finite(e.ci95), y(e.rank) + 0.3), ("sans-serif", 15))
+            Text::new(
+                format!("{}  {:+.0} ± {:.0}", e.name, e.elo, finite(e.ci95)),
+                (e.elo - finite(e.ci95), y(e.rank) + 0.3),
+                ("sans-serif", 15),
+            )
         }))
         .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;

@@ -236,8 +236,16 @@ pub fn run_tournament(
                     return;
                 }
             };
-            let played = play_game(opening, attacker.as_mut(), &limits[att], defender.as_mut(), &limits[def], config.max_plies);
-            results.push(GameResult { index, pair: job, opening: opening_index, attackers: att, defenders: def, played });
+            let played =
+                play_game(opening, attacker.as_mut(), &limits[att], defender.as_mut(), &limits[def], config.max_plies);
+            results.push(GameResult {
+                index,
+                pair: job,
+                opening: opening_index,
+                attackers: att,
+                defenders: def,
+                played,
+            });
         }
         let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let stats = &mut s.pairings[k];
@@ -300,7 +308,11 @@ fn standing(names: &[String], pairings: &[PairingStats], sprt: Option<&SprtStatu
         let total = p.total();
         let elo = EloEstimate::pentanomial(&p.pairs);
         // A 100% (0%) score has no finite Elo: show `+inf` (`-inf`) alone, not `+inf±inf`.
-        let elo_text = if elo.elo.is_finite() { format!("{:+.0}±{:.0}", elo.elo, elo.margin()) } else { format!("{:+}", elo.elo) };
+        let elo_text = if elo.elo.is_finite() {
+            format!("{:+.0}±{:.0}", elo.elo, elo.margin())
+        } else {
+            format!("{:+}", elo.elo)
+        };
         let mut s = format!("{} {total} ({:.1}%) Elo {elo_text}", names[p.a], 100.0 * total.score());
         if let Some(st) = sprt {
             s += &format!(" LLR {:.2} [{:.2}, {:.2}]", st.llr, st.lower, st.upper);
@@ -344,7 +356,10 @@ mod tests {
         // Undecided statuses are recomputed.
         let undecided = next_sprt_status(None, &sprt, &Pentanomial([0, 0, 1, 0, 0]));
         assert_eq!(undecided.decision, SprtDecision::Continue);
-        assert_eq!(next_sprt_status(Some(undecided), &sprt, &Pentanomial([0, 0, 0, 0, 12])).decision, SprtDecision::AcceptH1);
+        assert_eq!(
+            next_sprt_status(Some(undecided), &sprt, &Pentanomial([0, 0, 0, 0, 12])).decision,
+            SprtDecision::AcceptH1
+        );
     }
 
     #[test]

@@ -133,7 +133,8 @@ impl FromStr for PlayerSpec {
         let mut params = BTreeMap::new();
         let mut rest = rest.trim();
         while !rest.is_empty() {
-            let (param, tail) = if rest.starts_with("cmd=") { (rest, "") } else { rest.split_once(',').unwrap_or((rest, "")) };
+            let (param, tail) =
+                if rest.starts_with("cmd=") { (rest, "") } else { rest.split_once(',').unwrap_or((rest, "")) };
             rest = tail.trim();
             let param = param.trim();
             if param.is_empty() {
@@ -169,7 +170,11 @@ impl PlayerSpec {
     pub fn check_keys(&self, allowed: &[&str]) -> Result<(), SpecError> {
         for key in self.params.keys() {
             if key != "name" && !allowed.contains(&key.as_str()) {
-                return Err(SpecError::UnknownKey { kind: self.kind.clone(), key: key.clone(), allowed: allowed.join(", ") });
+                return Err(SpecError::UnknownKey {
+                    kind: self.kind.clone(),
+                    key: key.clone(),
+                    allowed: allowed.join(", "),
+                });
             }
         }
         Ok(())
@@ -177,9 +182,7 @@ impl PlayerSpec {
 
     /// A whole-number parameter.
     pub fn u64(&self, key: &str) -> Result<Option<u64>, SpecError> {
-        self.get(key)
-            .map(|v| v.parse().map_err(|_| bad(key, v, "a whole number")))
-            .transpose()
+        self.get(key).map(|v| v.parse().map_err(|_| bad(key, v, "a whole number"))).transpose()
     }
 
     /// A whole-number parameter of at most `max`.
@@ -194,7 +197,9 @@ impl PlayerSpec {
     /// [`MAX_SPEC_TIME`].
     pub fn duration(&self, key: &str) -> Result<Option<Duration>, SpecError> {
         let expected = "a duration of at most an hour, such as 1s, 250ms or 2m";
-        self.get(key).map(|v| parse_duration(v).filter(|d| *d <= MAX_SPEC_TIME).ok_or_else(|| bad(key, v, expected))).transpose()
+        self.get(key)
+            .map(|v| parse_duration(v).filter(|d| *d <= MAX_SPEC_TIME).ok_or_else(|| bad(key, v, expected)))
+            .transpose()
     }
 
     /// The search limits in the spec (`visits`, `nodes`, `depth`, `time`), each bounded
@@ -285,8 +290,10 @@ pub fn netless_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Playe
         }
         "htp" => {
             spec.check_keys(&["cmd", "timeout", "tcp"])?;
-            let cmd = spec.get("cmd").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "cmd".into() })?;
-            let mut config = HtpConfig::from_command_line(cmd).map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
+            let cmd =
+                spec.get("cmd").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "cmd".into() })?;
+            let mut config = HtpConfig::from_command_line(cmd)
+                .map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
             config.tcp = match spec.get("tcp") {
                 None | Some("false") => false,
                 Some("true") => true,
@@ -296,7 +303,8 @@ pub fn netless_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Playe
                 config.move_timeout = t;
             }
             config.name = Some(spec.name.clone());
-            let player = HtpPlayer::spawn(config).map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
+            let player = HtpPlayer::spawn(config)
+                .map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
             Ok(Box::new(player))
         }
         "uci" => Ok(Box::new(uci_player(spec)?)),
@@ -308,7 +316,8 @@ pub fn netless_player(spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Playe
 fn uci_player(spec: &PlayerSpec) -> Result<UciPlayer, SpecError> {
     spec.check_keys(&["cmd", "timeout", "movetime", "nodes"])?;
     let cmd = spec.get("cmd").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "cmd".into() })?;
-    let build = |e: tafl_protocol::uci_client::UciError| SpecError::Build { spec: spec.name.clone(), message: e.to_string() };
+    let build =
+        |e: tafl_protocol::uci_client::UciError| SpecError::Build { spec: spec.name.clone(), message: e.to_string() };
     let mut config = UciConfig::from_command_line(cmd).map_err(build)?;
     config.move_timeout = spec.duration("timeout")?;
     config.movetime = movetime(spec)?;
@@ -328,7 +337,11 @@ fn movetime(spec: &PlayerSpec) -> Result<Option<Duration>, SpecError> {
     };
     match time {
         Some(t) if !t.is_zero() && t <= MAX_SPEC_TIME => Ok(Some(t)),
-        _ => Err(bad("movetime", text, "milliseconds or a duration, more than 0 and at most an hour, such as 500 or 1.5s")),
+        _ => Err(bad(
+            "movetime",
+            text,
+            "milliseconds or a duration, more than 0 and at most an hour, such as 500 or 1.5s",
+        )),
     }
 }
 
@@ -345,7 +358,10 @@ mod tests {
         let s = spec("alphabeta:depth=3,time=1s");
         assert_eq!(s.kind, "alphabeta");
         assert_eq!(s.get("depth"), Some("3"));
-        assert_eq!(s.limits().unwrap(), Limits { depth: Some(3), time: Some(Duration::from_secs(1)), ..Limits::default() });
+        assert_eq!(
+            s.limits().unwrap(),
+            Limits { depth: Some(3), time: Some(Duration::from_secs(1)), ..Limits::default() }
+        );
         assert_eq!(spec("random").params.len(), 0);
         assert_eq!(spec("random:seed=7,name=r7").name, "r7");
         assert_eq!(spec("random:seed=7").name, "random:seed=7");

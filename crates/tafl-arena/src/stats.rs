@@ -266,7 +266,9 @@ pub fn erf(x: f64) -> f64 {
         + t * (1.000_023_68
             + t * (0.374_091_96
                 + t * (0.096_784_18
-                    + t * (-0.186_288_06 + t * (0.278_868_07 + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
     let erfc = t * poly.exp();
     if x >= 0.0 { 1.0 - erfc } else { erfc - 1.0 }
 }
@@ -455,8 +457,14 @@ mod tests {
         // Too few games to say.
         assert_eq!(sprt.status(sprt.llr_trinomial(Wdl::new(60, 20, 20))).decision, SprtDecision::Continue);
         // Pairs: a strong player is accepted, a weak one rejected.
-        assert_eq!(sprt.status(sprt.llr_pentanomial(&Pentanomial([2, 10, 30, 60, 48]))).decision, SprtDecision::AcceptH1);
-        assert_eq!(sprt.status(sprt.llr_pentanomial(&Pentanomial([60, 80, 60, 30, 10]))).decision, SprtDecision::AcceptH0);
+        assert_eq!(
+            sprt.status(sprt.llr_pentanomial(&Pentanomial([2, 10, 30, 60, 48]))).decision,
+            SprtDecision::AcceptH1
+        );
+        assert_eq!(
+            sprt.status(sprt.llr_pentanomial(&Pentanomial([60, 80, 60, 30, 10]))).decision,
+            SprtDecision::AcceptH0
+        );
     }
 
     #[test]

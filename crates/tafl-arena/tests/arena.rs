@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tafl_arena::{
-    ArenaConfig, BuiltinFactory, PlayerSpec, SpecError, SprtDecision, Summary, Termination, netless_player, plot_ladder,
-    random_openings, run_match, run_tournament, write_results,
+    ArenaConfig, BuiltinFactory, PlayerSpec, SpecError, SprtDecision, Summary, Termination, netless_player,
+    plot_ladder, random_openings, run_match, run_tournament, write_results,
 };
 use tafl_rules::notation::parse_archive_line;
 use tafl_rules::replay::replay;
@@ -14,7 +14,15 @@ use tafl_search::{Limits, MoveChoice, Player, PlayerError};
 
 fn config(pairs: usize) -> ArenaConfig {
     let variant = Variant::copenhagen();
-    ArenaConfig { variant, openings: random_openings(variant, pairs, 4, 7), pairs, max_plies: 300, threads: 2, seed: 3, sprt: None }
+    ArenaConfig {
+        variant,
+        openings: random_openings(variant, pairs, 4, 7),
+        pairs,
+        max_plies: 300,
+        threads: 2,
+        seed: 3,
+        sprt: None,
+    }
 }
 
 fn spec(s: &str) -> PlayerSpec {
@@ -38,7 +46,8 @@ fn a_match_plays_pairs_with_sides_swapped_and_writes_records() {
         assert_eq!(p.games.len(), 2);
         reported.lock().unwrap().extend(p.games.iter().map(|g| g.index));
     };
-    let results = run_match(&spec("random:seed=1"), &spec("random:seed=2"), &config(6), &BuiltinFactory, &progress).unwrap();
+    let results =
+        run_match(&spec("random:seed=1"), &spec("random:seed=2"), &config(6), &BuiltinFactory, &progress).unwrap();
     assert_eq!(results.games.len(), 12);
     assert_eq!(calls.load(Ordering::Relaxed), 6);
     let mut reported = reported.into_inner().unwrap();
@@ -58,7 +67,8 @@ fn a_match_plays_pairs_with_sides_swapped_and_writes_records() {
     let dir = temp_dir("match");
     write_results(&dir, &results, &summary).unwrap();
     plot_ladder(&dir.join("ladder.svg"), &summary.ladder, "test").unwrap();
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(json["games_played"], 12);
     assert_eq!(json["match"]["a"], "random:seed=1");
     let csv = std::fs::read_to_string(dir.join("games.csv")).unwrap();
@@ -117,7 +127,10 @@ fn a_tournament_with_a_custom_factory_ranks_the_players() {
     let ladder: Vec<&str> = summary.ladder.iter().map(|e| e.name.as_str()).collect();
     // Alpha-beta beats the players that do not search.
     let rank = |name: &str| ladder.iter().position(|n| *n == name).unwrap();
-    assert!(rank("alphabeta:depth=2") < rank("random:seed=1") && rank("alphabeta:depth=1") < rank("first"), "{ladder:?}");
+    assert!(
+        rank("alphabeta:depth=2") < rank("random:seed=1") && rank("alphabeta:depth=1") < rank("first"),
+        "{ladder:?}"
+    );
     assert!(summary.to_text().contains("rank"));
     // An unknown key in a custom kind names the key.
     let e = run_tournament(&[spec("first:x=1"), spec("random")], &config(1), &factory, &|_| {}).unwrap_err();
@@ -174,7 +187,8 @@ fn a_uci_engine_that_dies_forfeits_its_games() {
             t => panic!("unexpected {t:?}"),
         }
     }
-    let e = run_match(&spec("uci:cmd=/no/such/engine"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
+    let e =
+        run_match(&spec("uci:cmd=/no/such/engine"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("/no/such/engine"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -183,7 +197,8 @@ fn a_uci_engine_that_dies_forfeits_its_games() {
 fn bad_specs_fail_before_any_game() {
     let e = run_match(&spec("alphabeta:depht=2"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("depht"), "{e}");
-    let e = run_match(&spec("htp:cmd=/no/such/engine"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
+    let e =
+        run_match(&spec("htp:cmd=/no/such/engine"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("/no/such/engine"), "{e}");
 }
 

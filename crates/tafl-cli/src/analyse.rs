@@ -115,10 +115,15 @@ pub fn run(args: &AnalyseArgs) -> Result<u8, Failure> {
     };
     let failed = |e: anyhow::Error| Failure { code: 1, error: e };
     if let Some(path) = &args.record {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?;
         let (start, plies) = game_from_record(&text, args.game, variant).map_err(bad_input)?;
         let rows = analyse_game(player.as_mut(), start, &plies, &limits).map_err(failed)?;
-        let out = if args.json { serde_json::to_string_pretty(&rows).map_err(|e| failed(e.into()))? } else { game_table(&rows, player.name()) };
+        let out = if args.json {
+            serde_json::to_string_pretty(&rows).map_err(|e| failed(e.into()))?
+        } else {
+            game_table(&rows, player.name())
+        };
         println!("{out}");
         return Ok(0);
     }
@@ -148,7 +153,11 @@ pub fn run(args: &AnalyseArgs) -> Result<u8, Failure> {
 }
 
 /// The start and plies of game `number` (1-based) of a record file.
-fn game_from_record(text: &str, number: usize, variant: &'static tafl_rules::Variant) -> anyhow::Result<(Position, Vec<RecordedPly>)> {
+fn game_from_record(
+    text: &str,
+    number: usize,
+    variant: &'static tafl_rules::Variant,
+) -> anyhow::Result<(Position, Vec<RecordedPly>)> {
     let mut start = Position::start(variant);
     let mut seen = 0;
     for line in text.lines() {
@@ -177,7 +186,12 @@ fn game_from_record(text: &str, number: usize, variant: &'static tafl_rules::Var
     Err(anyhow!("the record has {seen} games, not {number}"))
 }
 
-fn analyse_game(player: &mut dyn Player, start: Position, plies: &[RecordedPly], limits: &Limits) -> anyhow::Result<Vec<PlyReport>> {
+fn analyse_game(
+    player: &mut dyn Player,
+    start: Position,
+    plies: &[RecordedPly],
+    limits: &Limits,
+) -> anyhow::Result<Vec<PlyReport>> {
     let mut game = Game::from_position(start);
     player.new_game();
     let mut rows: Vec<PlyReport> = Vec::new();
@@ -206,7 +220,9 @@ fn analyse_game(player: &mut dyn Player, start: Position, plies: &[RecordedPly],
     // The value after the last ply, for the drop of the last move.
     let last_after = match game.outcome() {
         tafl_rules::Outcome::Ongoing => player.choose(&game, limits).ok().and_then(|c| c.value),
-        tafl_rules::Outcome::Decided { winner, .. } => Some(if winner == game.position().side_to_move() { 1.0 } else { -1.0 }),
+        tafl_rules::Outcome::Decided { winner, .. } => {
+            Some(if winner == game.position().side_to_move() { 1.0 } else { -1.0 })
+        }
         tafl_rules::Outcome::Draw { .. } => Some(0.0),
     };
     for i in 0..rows.len() {
@@ -222,18 +238,40 @@ fn analyse_game(player: &mut dyn Player, start: Position, plies: &[RecordedPly],
 
 fn game_table(rows: &[PlyReport], player: String) -> String {
     let mut out = format!("analysis by {player}; values from the attackers' view\n");
-    let _ = writeln!(out, "{:>4}  {:<9}  {:<9}  {:<9}  {:>6}  {:>5}  line", "ply", "side", "played", "best", "value", "drop");
+    let _ = writeln!(
+        out,
+        "{:>4}  {:<9}  {:<9}  {:<9}  {:>6}  {:>5}  line",
+        "ply", "side", "played", "best", "value", "drop"
+    );
     for r in rows {
         let value = r.value.map_or_else(|| "-".to_string(), |v| format!("{v:+.2}"));
         let drop = r.drop.filter(|d| *d > 0.0).map_or_else(String::new, |d| format!("{d:.2}"));
         let mark = if r.disagrees { "*" } else { " " };
-        let _ = writeln!(out, "{:>4}{mark} {:<9}  {:<9}  {:<9}  {:>6}  {:>5}  {}", r.ply, r.side.name(), r.played, r.best, value, drop, r.pv.join(" "));
+        let _ = writeln!(
+            out,
+            "{:>4}{mark} {:<9}  {:<9}  {:<9}  {:>6}  {:>5}  {}",
+            r.ply,
+            r.side.name(),
+            r.played,
+            r.best,
+            value,
+            drop,
+            r.pv.join(" ")
+        );
     }
     let mut worst: Vec<&PlyReport> = rows.iter().filter(|r| r.disagrees).collect();
     worst.sort_by(|a, b| b.drop.unwrap_or(0.0).total_cmp(&a.drop.unwrap_or(0.0)));
     let _ = writeln!(out, "\nthe player disagrees with {} of {} moves (*)", worst.len(), rows.len());
     for r in worst.iter().take(5).filter(|r| r.drop.is_some_and(|d| d > 0.0)) {
-        let _ = writeln!(out, "  ply {} ({}): played {}, prefers {} (drop {:.2})", r.ply, r.side.name(), r.played, r.best, r.drop.unwrap_or(0.0));
+        let _ = writeln!(
+            out,
+            "  ply {} ({}): played {}, prefers {} (drop {:.2})",
+            r.ply,
+            r.side.name(),
+            r.played,
+            r.best,
+            r.drop.unwrap_or(0.0)
+        );
     }
     out
 }

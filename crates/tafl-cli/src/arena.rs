@@ -169,24 +169,29 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
     let pairs = args.games.div_ceil(2).max(1);
     let openings: Vec<Opening> = match &args.openings {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))
+                .map_err(bad_input)?;
             parse_openings(variant, &text).map_err(|e| bad_input(anyhow!("{}: {e}", path.display())))?
         }
         None => random_openings(variant, pairs, args.opening_plies, args.seed),
     };
     if openings.len() < pairs && !args.quiet {
-        eprintln!("note: only {} distinct openings for {pairs} pairs: openings repeat, so deterministic players repeat games", openings.len());
+        eprintln!(
+            "note: only {} distinct openings for {pairs} pairs: openings repeat, so deterministic players repeat games",
+            openings.len()
+        );
     }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let config =
-        ArenaConfig { variant, openings, pairs, max_plies: args.max_plies, threads, seed: args.seed, sprt };
+    let config = ArenaConfig { variant, openings, pairs, max_plies: args.max_plies, threads, seed: args.seed, sprt };
     let total = pairs * players.len() * (players.len() - 1);
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total as u64) };
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} games [{elapsed_precise}<{eta}] {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let partial = args.out.as_deref().map(PartialGames::create).transpose().map_err(|e| Failure { code: 1, error: e })?;
+    let partial =
+        args.out.as_deref().map(PartialGames::create).transpose().map_err(|e| Failure { code: 1, error: e })?;
     // Without a terminal the bar draws nothing: a line per pair keeps logs informative.
     let log_lines = !args.quiet && !std::io::stderr().is_terminal();
     let progress = |p: &tafl_arena::Progress| {
@@ -215,7 +220,8 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
         }
         if args.plot {
             let title = format!("{} Elo ladder ({} games)", summary.variant, summary.games_played);
-            plot_ladder(&dir.join("ladder.svg"), &summary.ladder, &title).map_err(|e| Failure { code: 1, error: e.into() })?;
+            plot_ladder(&dir.join("ladder.svg"), &summary.ladder, &title)
+                .map_err(|e| Failure { code: 1, error: e.into() })?;
         }
     }
     if args.json {
@@ -241,7 +247,8 @@ impl PartialGames {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join("games.partial.csv");
         let mut file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-        file.write_all(tafl_arena::GAMES_CSV_HEADER.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+        file.write_all(tafl_arena::GAMES_CSV_HEADER.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
         Ok(PartialGames { path, file: Mutex::new(file) })
     }
 

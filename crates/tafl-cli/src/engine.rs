@@ -98,18 +98,24 @@ pub fn run(args: &EngineArgs) -> Result<u8, Failure> {
         return Ok(0);
     }
     let move_time = match &args.move_time {
-        Some(t) => Some(parse_duration(t).ok_or_else(|| bad_input(anyhow!("--move-time {t}: expected a duration such as 2s or 500ms")))?),
+        Some(t) => Some(
+            parse_duration(t)
+                .ok_or_else(|| bad_input(anyhow!("--move-time {t}: expected a duration such as 2s or 500ms")))?,
+        ),
         None => None,
     };
     let options = EngineOptions { move_time };
-    let htp_options = HtpServerOptions { engine: options, defender_repeats: args.repeat_moves, ..HtpServerOptions::default() };
+    let htp_options =
+        HtpServerOptions { engine: options, defender_repeats: args.repeat_moves, ..HtpServerOptions::default() };
     // Fail on a bad spec before any connection.
     let first = build_player(spec, variant)?;
     let failed = |e: io::Error| Failure { code: 1, error: anyhow!(e) };
 
     if let Some(host) = &args.connect {
         let address = if host.contains(':') { host.clone() } else { format!("{host}:{HNEFATAFL_ORG_PORT}") };
-        let stream = TcpStream::connect(&address).with_context(|| format!("connecting to {address}")).map_err(|e| Failure { code: 1, error: e })?;
+        let stream = TcpStream::connect(&address)
+            .with_context(|| format!("connecting to {address}"))
+            .map_err(|e| Failure { code: 1, error: e })?;
         eprintln!("connected to {address}");
         let mut reader = BufReader::new(stream.try_clone().map_err(failed)?);
         let mut writer = stream;
@@ -159,5 +165,8 @@ fn serve(
 
 /// Parses a `--time` style option.
 pub fn duration_arg(name: &str, text: Option<&str>) -> Result<Option<Duration>, Failure> {
-    text.map(|t| parse_duration(t).ok_or_else(|| bad_input(anyhow!("--{name} {t}: expected a duration such as 2s or 500ms")))).transpose()
+    text.map(|t| {
+        parse_duration(t).ok_or_else(|| bad_input(anyhow!("--{name} {t}: expected a duration such as 2s or 500ms")))
+    })
+    .transpose()
 }

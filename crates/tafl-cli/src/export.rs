@@ -49,11 +49,21 @@ pub struct ExportArgs {
 
 /// Runs `tafl export`.
 pub fn run(args: &ExportArgs) -> Result<u8, Failure> {
-    let time_per_move = if args.time_per_move == "none" { None } else { duration_arg("time-per-move", Some(args.time_per_move.as_str()))? };
+    let time_per_move = if args.time_per_move == "none" {
+        None
+    } else {
+        duration_arg("time-per-move", Some(args.time_per_move.as_str()))?
+    };
     if args.visits == 0 {
         return Err(bad_input(anyhow!("--visits must be at least 1")));
     }
-    let options = ExportOptions { model: Some(args.model.clone()), visits: args.visits, time_per_move, gumbel: args.gumbel, batch: args.batch };
+    let options = ExportOptions {
+        model: Some(args.model.clone()),
+        visits: args.visits,
+        time_per_move,
+        gumbel: args.gumbel,
+        batch: args.batch,
+    };
     let report = export(&args.run, &args.out, &options).map_err(bad_input)?;
     let m = &report.manifest;
     println!(

@@ -89,7 +89,10 @@ fn opponents(args: &LadderArgs) -> anyhow::Result<Vec<PlayerSpec>> {
     if let Some(previous) = &args.previous {
         let spec = parse_spec(previous)?;
         if players.iter().any(|p| p.name == spec.name) {
-            return Err(anyhow!("--previous `{}` has the name of a rung of the ladder: give it a name= of its own", spec.name));
+            return Err(anyhow!(
+                "--previous `{}` has the name of a rung of the ladder: give it a name= of its own",
+                spec.name
+            ));
         }
         players.push(spec);
     }
@@ -102,7 +105,11 @@ fn opponents(args: &LadderArgs) -> anyhow::Result<Vec<PlayerSpec>> {
 /// The command line, quoted for a shell where needed, for ladder.txt.
 fn command_line() -> String {
     let quote = |a: String| {
-        if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_=:,./@".contains(c)) { a } else { format!("'{}'", a.replace('\'', "'\\''")) }
+        if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_=:,./@".contains(c)) {
+            a
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        }
     };
     let mut words: Vec<String> = std::env::args().map(quote).collect();
     if let Some(first) = words.first_mut() {
@@ -112,7 +119,9 @@ fn command_line() -> String {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
-    tafl_nn::files::write_atomic(path, text.as_bytes()).with_context(|| format!("writing {}", path.display())).map_err(|e| Failure { code: 1, error: e })
+    tafl_nn::files::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+        .map_err(|e| Failure { code: 1, error: e })
 }
 
 /// Runs the ladder and prints the table.
@@ -123,14 +132,18 @@ pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
     let pairs = args.games.div_ceil(2).max(1);
     let openings = random_openings(variant, pairs, args.opening_plies, args.seed);
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let config = ArenaConfig { variant, openings, pairs, max_plies: args.max_plies, threads, seed: args.seed, sprt: None };
+    let config =
+        ArenaConfig { variant, openings, pairs, max_plies: args.max_plies, threads, seed: args.seed, sprt: None };
     let out = args.out.clone().unwrap_or_else(|| Path::new("data/ladder").join(file_name(&player.name)));
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display())).map_err(|e| Failure { code: 1, error: e })?;
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("creating {}", out.display()))
+        .map_err(|e| Failure { code: 1, error: e })?;
 
     let total = 2 * pairs * opponents.len();
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total as u64) };
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} games [{elapsed_precise}<{eta}] {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:30} {pos}/{len} games [{elapsed_precise}<{eta}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     // Without a terminal the bar draws nothing: a line per pair keeps logs informative.
     let log_lines = !args.quiet && !std::io::stderr().is_terminal();
@@ -153,7 +166,13 @@ pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
         let dir = out.join(format!("{:02}-{}", index + 1, file_name(&opponent.name)));
         write_results(&dir, &results, &Summary::new(&results)).map_err(|e| Failure { code: 1, error: e.into() })?;
         let rung = Rung::from_match(&results);
-        let line = format!("vs {}: {:.1}% over {} games, Elo {:+.0}", rung.opponent, 100.0 * rung.total.score(), rung.games, rung.elo.elo);
+        let line = format!(
+            "vs {}: {:.1}% over {} games, Elo {:+.0}",
+            rung.opponent,
+            100.0 * rung.total.score(),
+            rung.games,
+            rung.elo.elo
+        );
         if log_lines {
             eprintln!("{line}");
         } else {

@@ -106,14 +106,19 @@ const CLOSED_PIPE: u8 = 141;
 /// bringing the backtraces back.
 fn is_closed_pipe_panic(info: &std::panic::PanicHookInfo<'_>) -> bool {
     let payload = info.payload();
-    let message = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied());
-    message.is_some_and(|m| m.starts_with("failed printing to std") && (m.contains("Broken pipe") || m.contains("os error 32")))
+    let message =
+        payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied());
+    message.is_some_and(|m| {
+        m.starts_with("failed printing to std") && (m.contains("Broken pipe") || m.contains("os error 32"))
+    })
 }
 
 /// Whether an error comes from writing to a closed pipe (`tafl play`, `tafl engine` and others
 /// that write through `io::Write` and return the error).
 fn is_closed_pipe_error(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+    error
+        .chain()
+        .any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// Ends the process quietly when output goes to a pipe that nobody reads any more

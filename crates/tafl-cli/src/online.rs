@@ -108,7 +108,10 @@ fn valid_username(name: &str) -> bool {
 /// Runs `tafl online`.
 pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
     if !valid_username(&args.username) {
-        return Err(bad_input(anyhow!("--username {}: the server takes 1-16 letters, digits, - and _, not at the ends nor doubled", args.username)));
+        return Err(bad_input(anyhow!(
+            "--username {}: the server takes 1-16 letters, digits, - and _, not at the ends nor doubled",
+            args.username
+        )));
     }
     if args.password.len() > 32 || args.password.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(bad_input(anyhow!("--password: at most 32 characters, no spaces")));
@@ -123,7 +126,9 @@ pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
     if create.is_empty() && args.join.is_empty() {
         return Err(bad_input(anyhow!("nothing to play: give --create attacker|defender|both or --join ID")));
     }
-    let time = TimeControl::parse(&args.time).ok_or_else(|| bad_input(anyhow!("--time {}: expected MAIN+INCREMENT such as 15m+10s or 30s+1s, or none", args.time)))?;
+    let time = TimeControl::parse(&args.time).ok_or_else(|| {
+        bad_input(anyhow!("--time {}: expected MAIN+INCREMENT such as 15m+10s or 30s+1s, or none", args.time))
+    })?;
     variant_for(args.board).map_err(|e| bad_input(anyhow!("--board: {e}")))?;
     let on_stop = match args.on_stop.as_str() {
         "finish" => OnStop::Finish,
@@ -141,7 +146,11 @@ pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
     factories[&args.board].build(&spec, 0).map_err(bad_input)?;
     let move_time = duration_arg("move-time", Some(&args.move_time))?.unwrap_or_default();
     let latency = duration_arg("latency", Some(&args.latency))?.unwrap_or_default();
-    let address = if args.host.contains(':') { args.host.clone() } else { format!("{}:{}", args.host, tafl_online::protocol::DEFAULT_PORT) };
+    let address = if args.host.contains(':') {
+        args.host.clone()
+    } else {
+        format!("{}:{}", args.host, tafl_online::protocol::DEFAULT_PORT)
+    };
 
     let mut options = Options::new(&address, &args.username, &args.password);
     options.create_account = args.create_account;
@@ -156,18 +165,26 @@ pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
     options.on_stop = on_stop;
     options.limits = limits;
     options.untimed_move_time = move_time;
-    options.clock = ClockPolicy { expected_plies: args.expected_plies, latency_ms: latency.as_millis() as i64, ..ClockPolicy::default() };
+    options.clock = ClockPolicy {
+        expected_plies: args.expected_plies,
+        latency_ms: latency.as_millis() as i64,
+        ..ClockPolicy::default()
+    };
     options.records = Some(args.records.clone());
     options.max_retries = args.max_retries;
 
     let log = Arc::new(Log::new(Box::new(std::io::stderr())));
     if !args.username.starts_with("ai-") {
-        log.line(&format!("note: hnefatafl.org marks engine accounts by the prefix `ai-`; consider --username ai-{}", args.username));
+        log.line(&format!(
+            "note: hnefatafl.org marks engine accounts by the prefix `ai-`; consider --username ai-{}",
+            args.username
+        ));
     }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // The second signal exits at once; the first asks the client to stop.
-        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&stop)).map_err(|e| Failure { code: 1, error: anyhow!(e) })?;
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&stop))
+            .map_err(|e| Failure { code: 1, error: anyhow!(e) })?;
         signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(|e| Failure { code: 1, error: anyhow!(e) })?;
     }
     let mut seed = 0u64;

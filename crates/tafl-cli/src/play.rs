@@ -15,7 +15,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use tafl_rules::{Game, KingDanger, Move, Outcome, Piece, Position, Side, Square, king_danger, parse_move, parse_square};
+use tafl_rules::{
+    Game, KingDanger, Move, Outcome, Piece, Position, Side, Square, king_danger, parse_move, parse_square,
+};
 use tafl_search::Limits;
 
 use crate::engine::{build_player, duration_arg};
@@ -187,7 +189,8 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
     let mut session = Session { game: Game::from_position(start), captures: Vec::new() };
     let io_failed = |e: io::Error| Failure { code: 1, error: anyhow!(e) };
 
-    writeln!(out, "You play the {} against {}. Type `help` for commands.", side_name(human), engine.name()).map_err(io_failed)?;
+    writeln!(out, "You play the {} against {}. Type `help` for commands.", side_name(human), engine.name())
+        .map_err(io_failed)?;
     show(out, &session, &style).map_err(io_failed)?;
     let mut line = String::new();
     loop {
@@ -199,7 +202,9 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
             match engine.choose(&session.game, &limits) {
                 Ok(choice) => {
                     let value = choice.value.map(|v| format!(" (it thinks {:+.2} for itself)", v)).unwrap_or_default();
-                    session.play(choice.mv).map_err(|e| Failure { code: 1, error: anyhow!("the engine played {}: {e}", choice.mv) })?;
+                    session
+                        .play(choice.mv)
+                        .map_err(|e| Failure { code: 1, error: anyhow!("the engine played {}: {e}", choice.mv) })?;
                     writeln!(out, "{} plays {}{value}", engine.name(), choice.mv).map_err(io_failed)?;
                     show(out, &session, &style).map_err(io_failed)?;
                 }
@@ -235,8 +240,13 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
                     },
                     None => None,
                 };
-                let moves: Vec<String> =
-                    session.game.legal_moves().iter().filter(|m| from.is_none_or(|f| m.from == f)).map(ToString::to_string).collect();
+                let moves: Vec<String> = session
+                    .game
+                    .legal_moves()
+                    .iter()
+                    .filter(|m| from.is_none_or(|f| m.from == f))
+                    .map(ToString::to_string)
+                    .collect();
                 writeln!(out, "{} legal moves: {}", moves.len(), moves.join(" ")).map_err(io_failed)?;
             }
             ["undo"] => {
@@ -252,16 +262,25 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
                 if undone == 0 {
                     writeln!(out, "nothing to undo").map_err(io_failed)?;
                 } else {
-                    writeln!(out, "took back {undone} {}", if undone == 1 { "ply" } else { "plies" }).map_err(io_failed)?;
+                    writeln!(out, "took back {undone} {}", if undone == 1 { "ply" } else { "plies" })
+                        .map_err(io_failed)?;
                     show(out, &session, &style).map_err(io_failed)?;
                 }
             }
             ["eval"] => match engine.choose(&session.game, &limits) {
                 Ok(choice) => {
-                    let value = choice.value.map_or_else(|| "no evaluation".to_string(), |v| format!("{:+.2} for you", v));
+                    let value =
+                        choice.value.map_or_else(|| "no evaluation".to_string(), |v| format!("{:+.2} for you", v));
                     let pv: Vec<String> = choice.pv.iter().map(ToString::to_string).collect();
-                    writeln!(out, "eval: {value}; best {}; line {} (depth {}, {} nodes)", choice.mv, pv.join(" "), choice.depth, choice.nodes)
-                        .map_err(io_failed)?;
+                    writeln!(
+                        out,
+                        "eval: {value}; best {}; line {} (depth {}, {} nodes)",
+                        choice.mv,
+                        pv.join(" "),
+                        choice.depth,
+                        choice.nodes
+                    )
+                    .map_err(io_failed)?;
                 }
                 Err(e) => writeln!(out, "no evaluation: {e}").map_err(io_failed)?,
             },
@@ -270,7 +289,9 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
                     Ok(()) => show(out, &session, &style).map_err(io_failed)?,
                     Err(e) => writeln!(out, "illegal: {e} (type `moves` for the legal ones)").map_err(io_failed)?,
                 },
-                Err(e) => writeln!(out, "`{text}` is neither a move nor a command ({e}); type `help`").map_err(io_failed)?,
+                Err(e) => {
+                    writeln!(out, "`{text}` is neither a move nor a command ({e}); type `help`").map_err(io_failed)?
+                }
             },
             _ => writeln!(out, "unknown command; type `help`").map_err(io_failed)?,
         }
@@ -291,11 +312,16 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
         }
         let _ = writeln!(text, "{}", session.archive_line());
         let saved = match &args.save {
-            Some(path) => std::fs::write(path, &text).map(|()| path.clone()).with_context(|| format!("saving the game to {}", path.display())),
-            None => save_new(Path::new(""), unix_seconds(), &text).context("saving the game to tafl-game-<time>.csv here"),
+            Some(path) => std::fs::write(path, &text)
+                .map(|()| path.clone())
+                .with_context(|| format!("saving the game to {}", path.display())),
+            None => {
+                save_new(Path::new(""), unix_seconds(), &text).context("saving the game to tafl-game-<time>.csv here")
+            }
         };
         let path = saved.map_err(|e| Failure { code: 1, error: e })?;
-        writeln!(out, "Game saved to {} (archive format; `tafl replay {}` checks it).", path.display(), path.display()).map_err(io_failed)?;
+        writeln!(out, "Game saved to {} (archive format; `tafl replay {}` checks it).", path.display(), path.display())
+            .map_err(io_failed)?;
     }
     Ok(0)
 }
@@ -317,7 +343,10 @@ fn save_new(dir: &Path, secs: u64, text: &str) -> io::Result<PathBuf> {
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("tafl-game-{secs}-1000.csv and every name before it exist")))
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("tafl-game-{secs}-1000.csv and every name before it exist"),
+    ))
 }
 
 fn show(out: &mut dyn Write, session: &Session, style: &Style) -> io::Result<()> {

@@ -21,7 +21,9 @@ enum Format {
 
 /// Arguments of `tafl replay`.
 #[derive(Args)]
-#[command(after_help = "Exit code: 0 every ply legal and every recorded capture matched, 1 otherwise, 2 unreadable input.")]
+#[command(
+    after_help = "Exit code: 0 every ply legal and every recorded capture matched, 1 otherwise, 2 unreadable input."
+)]
 pub struct ReplayArgs {
     /// A preset or a variant TOML file.
     #[arg(long, default_value = "copenhagen")]
@@ -64,7 +66,11 @@ pub fn run(args: &ReplayArgs) -> Result<u8, Failure> {
     }
     let failed = reports.iter().filter(|r| !r.ok()).count();
     if !args.json {
-        println!("{} games: {} fully legal with matching captures, {failed} with problems", reports.len(), reports.len() - failed);
+        println!(
+            "{} games: {} fully legal with matching captures, {failed} with problems",
+            reports.len(),
+            reports.len() - failed
+        );
     }
     Ok(if failed == 0 { 0 } else { 1 })
 }
@@ -85,7 +91,8 @@ fn archive_games(text: &str, file: &str, v: &'static Variant, start: Position) -
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
-        let game = parse_archive_line(line, v.size()).map_err(|e| bad_input(anyhow!("{file}:{}:{}: {}", i + 1, e.column, e.message)))?;
+        let game = parse_archive_line(line, v.size())
+            .map_err(|e| bad_input(anyhow!("{file}:{}:{}: {}", i + 1, e.column, e.message)))?;
         reports.push(replay(reports.len() + 1, start, &game.plies, true));
     }
     Ok(reports)

@@ -56,12 +56,18 @@ pub struct ServeArgs {
 
 /// Runs `tafl serve` until interrupted.
 pub fn run(args: &ServeArgs) -> Result<u8, Failure> {
-    let texts: Vec<String> = if args.player.is_empty() { DEFAULT_PLAYERS.iter().map(|p| (*p).to_string()).collect() } else { args.player.clone() };
+    let texts: Vec<String> = if args.player.is_empty() {
+        DEFAULT_PLAYERS.iter().map(|p| (*p).to_string()).collect()
+    } else {
+        args.player.clone()
+    };
     let mut players: Vec<PlayerSpec> = Vec::new();
     for text in &texts {
         let spec: PlayerSpec = text.parse().with_context(|| format!("--player {text}")).map_err(bad_input)?;
         if players.iter().any(|p| p.name == spec.name) {
-            return Err(bad_input(anyhow!("--player {text}: a player of that name is already offered (give one `name=`)")));
+            return Err(bad_input(anyhow!(
+                "--player {text}: a player of that name is already offered (give one `name=`)"
+            )));
         }
         players.push(spec);
     }
@@ -91,11 +97,20 @@ pub fn run(args: &ServeArgs) -> Result<u8, Failure> {
         }
         built.map_err(|e| Failure { error: e.error.context(format!("--player {text}")), ..e })?;
     }
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime").map_err(|e| Failure { code: 1, error: e })?;
+    let runtime = tokio::runtime::Runtime::new()
+        .context("starting the async runtime")
+        .map_err(|e| Failure { code: 1, error: e })?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("listening on {}", args.listen)).map_err(bad_input)?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("listening on {}", args.listen))
+            .map_err(bad_input)?;
         let addr = listener.local_addr().unwrap_or(args.listen);
-        let reach = if is_local(&addr) { "this machine only; --listen 0.0.0.0:8080 opens it to the network" } else { "OPEN TO THE NETWORK: anyone who can reach this address can use it" };
+        let reach = if is_local(&addr) {
+            "this machine only; --listen 0.0.0.0:8080 opens it to the network"
+        } else {
+            "OPEN TO THE NETWORK: anyone who can reach this address can use it"
+        };
         println!("tafl serve: http://{addr}/  ({reach})");
         println!("players {}; {} run(s) watched; Ctrl-C stops", texts.join(", "), args.run.len());
         tafl_web::serve(listener, config).await.context("serving").map_err(|e| Failure { code: 1, error: e })

@@ -213,7 +213,13 @@ impl StageLog {
         };
         let percent = if self.total == 0 { 100.0 } else { 100.0 * done as f64 / self.total as f64 };
         let message = if message.is_empty() { String::new() } else { format!(": {message}") };
-        Some(format!("{}: {done}/{} {} ({percent:.0}%) in {}{eta}{message}", self.name, self.total, self.unit, minutes(elapsed)))
+        Some(format!(
+            "{}: {done}/{} {} ({percent:.0}%) in {}{eta}{message}",
+            self.name,
+            self.total,
+            self.unit,
+            minutes(elapsed)
+        ))
     }
 }
 
@@ -248,7 +254,8 @@ impl Observer for Bars {
             return;
         }
         let bar = ProgressBar::new(total);
-        let template = format!("{{prefix:.bold}} {{bar:25}} {{pos}}/{{len}} {unit} [{{elapsed_precise}}<{{eta}}] {{msg}}");
+        let template =
+            format!("{{prefix:.bold}} {{bar:25}} {{pos}}/{{len}} {unit} [{{elapsed_precise}}<{{eta}}] {{msg}}");
         bar.set_style(ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()));
         bar.set_prefix(name.to_string());
         self.with_bar(|b| {
@@ -258,7 +265,15 @@ impl Observer for Bars {
         });
         if self.log_lines {
             let now = Instant::now();
-            let log = StageLog { name: name.to_string(), total, unit: unit.to_string(), started: now, last: now, tenth: 0, base: None };
+            let log = StageLog {
+                name: name.to_string(),
+                total,
+                unit: unit.to_string(),
+                started: now,
+                last: now,
+                tenth: 0,
+                base: None,
+            };
             eprintln!("{}: 0/{total} {unit}", log.name);
             self.with_line(|l| *l = Some(log));
         }
@@ -312,14 +327,18 @@ fn git_revision() -> Option<String> {
 /// Opens the run with the config the arguments name.
 fn open(args: &RunArgs) -> Result<Run, Failure> {
     let given = match &args.config {
-        Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?),
+        Some(path) => Some(
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?,
+        ),
         None => None,
     };
     let mut text = given.clone();
     if let Some(variant) = &args.variant {
         let base = match &given {
             Some(t) => t.clone(),
-            None => std::fs::read_to_string(args.run.join("config.toml")).unwrap_or_else(|_| DEFAULT_CONFIG.to_string()),
+            None => {
+                std::fs::read_to_string(args.run.join("config.toml")).unwrap_or_else(|_| DEFAULT_CONFIG.to_string())
+            }
         };
         let mut config = RunConfig::from_toml(&base).map_err(bad_input)?;
         config.run.variant.clone_from(variant);
@@ -341,7 +360,9 @@ fn open(args: &RunArgs) -> Result<Run, Failure> {
     }
     let base: Option<&Path> = args.config.as_deref().and_then(Path::parent);
     Run::open(&args.run, text.as_deref(), base).map_err(|e| match e {
-        tafl_zero::ZeroError::Config(_) => bad_input(anyhow!("{}: {e}", args.config.as_deref().unwrap_or(&args.run.join("config.toml")).display())),
+        tafl_zero::ZeroError::Config(_) => {
+            bad_input(anyhow!("{}: {e}", args.config.as_deref().unwrap_or(&args.run.join("config.toml")).display()))
+        }
         e => Failure { code: 1, error: e.into() },
     })
 }
@@ -407,12 +428,22 @@ pub fn import(args: &ImportArgs) -> Result<u8, Failure> {
     }
     let mut texts = Vec::new();
     for path in &args.records {
-        texts.push(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?);
+        texts.push(
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?,
+        );
     }
     let run = open(&args.run)?;
-    let options = tafl_zero::import::ImportOptions { skip_plies: args.skip_plies, weight: args.weight, ..Default::default() };
+    let options =
+        tafl_zero::import::ImportOptions { skip_plies: args.skip_plies, weight: args.weight, ..Default::default() };
     for (path, text) in args.records.iter().zip(&texts) {
-        let stats = tafl_zero::import::import_records(&run.dir.import_dir(), run.variant, text, &path.display().to_string(), &options).map_err(failed)?;
+        let stats = tafl_zero::import::import_records(
+            &run.dir.import_dir(),
+            run.variant,
+            text,
+            &path.display().to_string(),
+            &options,
+        )
+        .map_err(failed)?;
         for line in stats.skipped.iter().take(20) {
             eprintln!("warning: skipped {line}");
         }

@@ -129,7 +129,24 @@ fn show_prints_a_labelled_board() {
 fn arena_writes_records_and_logs_each_pair_without_a_terminal() {
     let dir = std::env::temp_dir().join(format!("tafl-cli-arena-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let out = tafl(&["arena", "--a", "random:seed=1", "--b", "random:seed=2", "--games", "4", "--threads", "1", "--max-plies", "60", "--out", dir.to_str().unwrap()], None);
+    let out = tafl(
+        &[
+            "arena",
+            "--a",
+            "random:seed=1",
+            "--b",
+            "random:seed=2",
+            "--games",
+            "4",
+            "--threads",
+            "1",
+            "--max-plies",
+            "60",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Not a terminal: one line per finished pair instead of a bar.
     let stderr = text(&out.stderr);
@@ -145,8 +162,27 @@ fn arena_writes_records_and_logs_each_pair_without_a_terminal() {
 fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
     let dir = std::env::temp_dir().join(format!("tafl-cli-ladder-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let ladder = temp_file("ladder.toml", "[[player]]\nspec = \"random:seed=1\"\nname = \"random\"\n[[player]]\nspec = \"alphabeta:depth=1\"\n");
-    let args = ["ladder", "--player", "alphabeta:depth=2", "--variant", "brandubh", "--ladder", ladder.to_str().unwrap(), "--games", "4", "--threads", "1", "--max-plies", "80", "--seed", "9"];
+    let ladder = temp_file(
+        "ladder.toml",
+        "[[player]]\nspec = \"random:seed=1\"\nname = \"random\"\n[[player]]\nspec = \"alphabeta:depth=1\"\n",
+    );
+    let args = [
+        "ladder",
+        "--player",
+        "alphabeta:depth=2",
+        "--variant",
+        "brandubh",
+        "--ladder",
+        ladder.to_str().unwrap(),
+        "--games",
+        "4",
+        "--threads",
+        "1",
+        "--max-plies",
+        "80",
+        "--seed",
+        "9",
+    ];
     let out = tafl(&[&args[..], &["--out", dir.to_str().unwrap()]].concat(), None);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -154,7 +190,13 @@ fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
     for header in ["opponent", "games", "score", "Elo [95%]", "as attackers", "as defenders"] {
         assert!(stdout.contains(header), "{stdout}");
     }
-    let row = |name: &str| stdout.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no row for {name}: {stdout}")).to_string();
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row for {name}: {stdout}"))
+            .to_string()
+    };
     for name in ["random ", "alphabeta:depth=1 "] {
         let row = row(name);
         assert_eq!(row.split_whitespace().nth(1), Some("4"), "{row}");
@@ -167,7 +209,8 @@ fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
     }
     let table = std::fs::read_to_string(dir.join("ladder.txt")).unwrap();
     assert!(table.starts_with("$ tafl ladder --player alphabeta:depth=2 "), "{table}");
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("ladder.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ladder.json")).unwrap()).unwrap();
     assert_eq!(json["rungs"].as_array().unwrap().len(), 2);
     assert_eq!(json["rungs"][1]["opponent"], "alphabeta:depth=1");
     // Two games per side against each rung.

@@ -66,11 +66,23 @@ fn printing_commands_end_quietly_on_a_closed_stdout() {
 #[test]
 fn progress_on_a_closed_stderr_ends_quietly() {
     // The arena writes a line per pair to standard error when it is not a terminal.
-    let out = tafl(&["arena", "--a", "random:seed=1", "--b", "random:seed=2", "--games", "20", "--threads", "1", "--max-plies", "40"])
-        .stdout(Stdio::piped())
-        .stderr(closed_pipe())
-        .output()
-        .unwrap();
+    let out = tafl(&[
+        "arena",
+        "--a",
+        "random:seed=1",
+        "--b",
+        "random:seed=2",
+        "--games",
+        "20",
+        "--threads",
+        "1",
+        "--max-plies",
+        "40",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(closed_pipe())
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(CLOSED_PIPE), "{}", out.status);
     // It stopped at the first progress line, before the results table.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Elo"));

@@ -4,8 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const COPENHAGEN_OTN: &str =
-    "dim:11 name:Copenhagen atkf:y tfr:w sw:s efe:y start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
+const COPENHAGEN_OTN: &str = "dim:11 name:Copenhagen atkf:y tfr:w sw:s efe:y start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
 
 fn tafl(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tafl"))
@@ -31,7 +30,10 @@ fn temp(name: &str) -> PathBuf {
 
 #[test]
 fn engine_speaks_htp() {
-    let out = tafl(&["engine", "--protocol", "htp", "--player", "random:seed=1"], "protocol_version\ngenerate_move\nplay attacker a1 a2\nfinal_status\nquit\n");
+    let out = tafl(
+        &["engine", "--protocol", "htp", "--player", "random:seed=1"],
+        "protocol_version\ngenerate_move\nplay attacker a1 a2\nfinal_status\nquit\n",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     let lines: Vec<&str> = stdout.lines().collect();
@@ -56,7 +58,9 @@ fn engine_speaks_uci() {
 
 #[test]
 fn engine_speaks_opentafl() {
-    let script = format!("rules {COPENHAGEN_OTN}\nside attackers\nstart\nplay attackers\nclock 60000 60000 0 0 0\nnonsense\ngoodbye\n");
+    let script = format!(
+        "rules {COPENHAGEN_OTN}\nside attackers\nstart\nplay attackers\nclock 60000 60000 0 0 0\nnonsense\ngoodbye\n"
+    );
     let out = tafl(&["engine", "--protocol", "opentafl", "--player", "alphabeta:depth=1"], &script);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
@@ -65,7 +69,10 @@ fn engine_speaks_opentafl() {
     assert!(lines[1].starts_with("move ") && lines[1].contains('-'), "{stdout}");
     assert!(stdout.contains("error 0 unknown command `nonsense`"), "{stdout}");
 
-    let out = tafl(&["engine", "--protocol", "opentafl", "--player", "random"], "rules dim:11 ber:c start:/11/11/11/11/11/5K5/11/11/11/11/11/\ngoodbye\n");
+    let out = tafl(
+        &["engine", "--protocol", "opentafl", "--player", "random"],
+        "rules dim:11 ber:c start:/11/11/11/11/11/5K5/11/11/11/11/11/\ngoodbye\n",
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("error -1 rules not supported"), "{}", text(&out));
 }
 
@@ -75,7 +82,10 @@ fn engine_prints_the_opentafl_ini() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     assert!(stdout.starts_with("[engine]\n"), "{stdout}");
-    assert!(stdout.contains("arguments=engine --protocol opentafl --variant copenhagen --player alphabeta:depth=3"), "{stdout}");
+    assert!(
+        stdout.contains("arguments=engine --protocol opentafl --variant copenhagen --player alphabeta:depth=3"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -90,8 +100,14 @@ fn engine_refuses_bad_specs() {
 fn our_htp_engine_plays_in_the_arena() {
     // `--repeat-moves`: the random player, as defenders, may repeat a board, which the
     // reference rules (our default) refuse.
-    let cmd = format!("htp:cmd={} engine --protocol htp --repeat-moves --player alphabeta:depth=1", env!("CARGO_BIN_EXE_tafl"));
-    let out = tafl(&["arena", "--a", "random:seed=1", "--b", &cmd, "--games", "4", "--threads", "1", "--max-plies", "80"], "");
+    let cmd = format!(
+        "htp:cmd={} engine --protocol htp --repeat-moves --player alphabeta:depth=1",
+        env!("CARGO_BIN_EXE_tafl")
+    );
+    let out = tafl(
+        &["arena", "--a", "random:seed=1", "--b", &cmd, "--games", "4", "--threads", "1", "--max-plies", "80"],
+        "",
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(!text(&out).contains("forfeit"), "{}", text(&out));
 }
@@ -100,7 +116,8 @@ fn our_htp_engine_plays_in_the_arena() {
 fn play_a_few_moves_then_quit() {
     let save = temp("play.csv");
     let script = "moves d1\nzz9\nd1-d1\nd1-d4\nundo\na4-c4\neval\nhelp\nquit\n";
-    let out = tafl(&["play", "--player", "random:seed=1", "--side", "attackers", "--save", save.to_str().unwrap()], script);
+    let out =
+        tafl(&["play", "--player", "random:seed=1", "--side", "attackers", "--save", save.to_str().unwrap()], script);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     assert!(stdout.contains("You play the attackers (X) against random:seed=1"), "{stdout}");
@@ -136,7 +153,16 @@ fn the_default_player_is_the_shipped_net_for_copenhagen_and_alpha_beta_elsewhere
 fn play_as_defenders_shows_dangers() {
     // The king alone near a corner: he sees a1 and k1 along rank 1.
     let out = tafl(
-        &["play", "--player", "random:seed=2", "--side", "defenders", "--fen", "11/11/11/11/11/11/11/11/11/11/1a1k7 d", "--no-save"],
+        &[
+            "play",
+            "--player",
+            "random:seed=2",
+            "--side",
+            "defenders",
+            "--fen",
+            "11/11/11/11/11/11/11/11/11/11/1a1k7 d",
+            "--no-save",
+        ],
         "d1-d2\nquit\n",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -213,18 +239,26 @@ fn a_bundle_from_a_trained_run_plays_through_every_protocol_and_in_play() {
     let out = tafl(&["export", "--run", run_arg, "--out", bundle_arg, "--visits", "16", "--time-per-move", "none"], "");
     assert!(out.status.success(), "{}", text(&out));
 
-    let out = tafl(&["engine", "--protocol", "htp", "--player", bundle_arg], "play attacker d1 d4\ngenerate_move defender\nplay_undo\nquit\n");
+    let out = tafl(
+        &["engine", "--protocol", "htp", "--player", bundle_arg],
+        "play attacker d1 d4\ngenerate_move defender\nplay_undo\nquit\n",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     assert!(stdout.lines().nth(1).is_some_and(|l| l.starts_with("= play defender ")), "{stdout}");
 
-    let out = tafl(&["engine", "--protocol", "uci", "--player", bundle_arg], "uci\nisready\nposition startpos moves d1d4\ngo nodes 16\nquit\n");
+    let out = tafl(
+        &["engine", "--protocol", "uci", "--player", bundle_arg],
+        "uci\nisready\nposition startpos moves d1d4\ngo nodes 16\nquit\n",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     assert!(stdout.lines().any(|l| l.starts_with("bestmove ")), "{stdout}");
 
     let after_d1_d4 = "/4tttt3/5t5/11/t2t1T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
-    let script = format!("rules {COPENHAGEN_OTN}\nside defenders\nstart\nopponent-move d1-d4 {after_d1_d4}\nplay defenders\ngoodbye\n");
+    let script = format!(
+        "rules {COPENHAGEN_OTN}\nside defenders\nstart\nopponent-move d1-d4 {after_d1_d4}\nplay defenders\ngoodbye\n"
+    );
     let out = tafl(&["engine", "--protocol", "opentafl", "--player", bundle_arg], &script);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));

@@ -100,7 +100,10 @@ impl Online {
     fn offers(&self, n: usize) -> Vec<String> {
         let mut ids = Vec::new();
         while ids.len() < n {
-            let line = self.lines.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("no offer:\n{}", self.text()));
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("no offer:\n{}", self.text()));
             if let Some(rest) = line.split("offered game ").nth(1) {
                 ids.push(rest.split(':').next().unwrap().to_string());
             }
@@ -147,7 +150,13 @@ fn replay_records(dir: &Path, size: u8) -> usize {
             replay.args(["--variant", "copenhagen-13"]);
         }
         let out = replay.arg(&path).output().unwrap();
-        assert!(out.status.success(), "{}: {}{}", path.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}: {}{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         n += 1;
     }
     n
@@ -161,12 +170,36 @@ fn two_games(board: &str, time: &str, ab: &str, limit: Duration) -> (String, Str
     let common = ["--host", "127.0.0.1", "--password", "pw", "--create-account", "--games", "2", "--concurrent", "2"];
     let ab_dir = ab_records.to_string_lossy().to_string();
     let mut args: Vec<&str> = common.to_vec();
-    args.extend(["--username", "ai-ab", "--player", ab, "--create", "both", "--board", board, "--time", time, "--records", &ab_dir]);
+    args.extend([
+        "--username",
+        "ai-ab",
+        "--player",
+        ab,
+        "--create",
+        "both",
+        "--board",
+        board,
+        "--time",
+        time,
+        "--records",
+        &ab_dir,
+    ]);
     let alphabeta = Online::start(&args);
     let ids = alphabeta.offers(2);
     let rnd_dir = rnd_records.to_string_lossy().to_string();
     let mut args: Vec<&str> = common.to_vec();
-    args.extend(["--username", "ai-random", "--player", "random:seed=5", "--records", &rnd_dir, "--join", &ids[0], "--join", &ids[1]]);
+    args.extend([
+        "--username",
+        "ai-random",
+        "--player",
+        "random:seed=5",
+        "--records",
+        &rnd_dir,
+        "--join",
+        &ids[0],
+        "--join",
+        &ids[1],
+    ]);
     let random = Online::start(&args);
     let ab_log = alphabeta.finish(limit);
     let rnd_log = random.finish(Duration::from_secs(30));
@@ -198,7 +231,8 @@ fn rated_games_both_colours_on_13x13() {
 /// No game of the log was lost, and our clock before every move of both games stayed above zero.
 fn assert_two_games_never_lost_on_time(log: &str) {
     assert!(!log.contains(": lost as"), "{log}");
-    let lowest: Vec<f64> = log.split("our lowest clock ").skip(1).map(|t| t.split('s').next().unwrap().parse().unwrap()).collect();
+    let lowest: Vec<f64> =
+        log.split("our lowest clock ").skip(1).map(|t| t.split('s').next().unwrap().parse().unwrap()).collect();
     assert_eq!(lowest.len(), 2, "{log}");
     assert!(lowest.iter().all(|&s| s > 0.0), "{lowest:?}");
 }
@@ -268,13 +302,41 @@ fn a_dropped_connection_mid_game_resumes() {
     let records = records_dir("drop");
     let dir = records.to_string_lossy().to_string();
     let alphabeta = Online::start(&[
-        "--host", &proxy, "--username", "ai-ab", "--password", "pw", "--create-account", "--player", "alphabeta:depth=2",
-        "--create", "attacker", "--games", "1", "--time", "5m+5s", "--records", &dir,
+        "--host",
+        &proxy,
+        "--username",
+        "ai-ab",
+        "--password",
+        "pw",
+        "--create-account",
+        "--player",
+        "alphabeta:depth=2",
+        "--create",
+        "attacker",
+        "--games",
+        "1",
+        "--time",
+        "5m+5s",
+        "--records",
+        &dir,
     ]);
     let ids = alphabeta.offers(1);
     let random = Online::start(&[
-        "--host", "127.0.0.1", "--username", "ai-random", "--password", "pw", "--create-account", "--player", "random:seed=9",
-        "--join", &ids[0], "--games", "1", "--records", &dir,
+        "--host",
+        "127.0.0.1",
+        "--username",
+        "ai-random",
+        "--password",
+        "pw",
+        "--create-account",
+        "--player",
+        "random:seed=9",
+        "--join",
+        &ids[0],
+        "--games",
+        "1",
+        "--records",
+        &dir,
     ]);
     let ab = alphabeta.finish(Duration::from_secs(300));
     random.finish(Duration::from_secs(30));
@@ -307,7 +369,8 @@ fn bad_options_and_no_server_fail_clearly() {
     // A port nobody listens on.
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let host = format!("127.0.0.1:{port}");
-    let out = run(&["--host", &host, "--username", "ai-x", "--create", "both", "--player", "random", "--max-retries", "0"]);
+    let out =
+        run(&["--host", &host, "--username", "ai-x", "--create", "both", "--player", "random", "--max-retries", "0"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("cannot reach"), "{err}");
@@ -323,13 +386,39 @@ fn ctrl_c_resigns_the_game_in_progress_when_asked() {
     let dir = records.to_string_lossy().to_string();
     // Slow moves (a quarter of a minute each), so that the game is surely in progress.
     let alphabeta = Online::start(&[
-        "--host", "127.0.0.1", "--username", "ai-ab", "--password", "pw", "--create-account", "--player", "alphabeta:depth=30",
-        "--create", "defender", "--on-stop", "resign", "--records", &dir,
+        "--host",
+        "127.0.0.1",
+        "--username",
+        "ai-ab",
+        "--password",
+        "pw",
+        "--create-account",
+        "--player",
+        "alphabeta:depth=30",
+        "--create",
+        "defender",
+        "--on-stop",
+        "resign",
+        "--records",
+        &dir,
     ]);
     let ids = alphabeta.offers(1);
     let random = Online::start(&[
-        "--host", "127.0.0.1", "--username", "ai-random", "--password", "pw", "--create-account", "--player", "random",
-        "--join", &ids[0], "--games", "1", "--records", &dir,
+        "--host",
+        "127.0.0.1",
+        "--username",
+        "ai-random",
+        "--password",
+        "pw",
+        "--create-account",
+        "--player",
+        "random",
+        "--join",
+        &ids[0],
+        "--games",
+        "1",
+        "--records",
+        &dir,
     ]);
     loop {
         let line = alphabeta.lines.recv_timeout(Duration::from_secs(60)).unwrap();

@@ -22,7 +22,10 @@ fn endpoint(test: &str) -> Option<String> {
     match std::env::var("TAFL_TEST_S3_ENDPOINT") {
         Ok(e) if !e.is_empty() => Some(e),
         _ => {
-            assert!(std::env::var_os("TAFL_TEST_S3_REQUIRED").is_none(), "TAFL_TEST_S3_REQUIRED is set but TAFL_TEST_S3_ENDPOINT is not");
+            assert!(
+                std::env::var_os("TAFL_TEST_S3_REQUIRED").is_none(),
+                "TAFL_TEST_S3_REQUIRED is set but TAFL_TEST_S3_ENDPOINT is not"
+            );
             println!("{test} skipped: TAFL_TEST_S3_ENDPOINT is unset (run scripts/moto-server.sh test)");
             None
         }
@@ -32,7 +35,11 @@ fn endpoint(test: &str) -> Option<String> {
 /// A new bucket on the server (moto takes an unsigned PUT).
 fn bucket(endpoint: &str, name: &str) -> String {
     let bucket = format!("tafl-{name}-{}", std::process::id());
-    let status = Command::new("curl").args(["-sf", "-X", "PUT", &format!("{endpoint}/{bucket}")]).stdout(Stdio::null()).status().unwrap();
+    let status = Command::new("curl")
+        .args(["-sf", "-X", "PUT", &format!("{endpoint}/{bucket}")])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
     assert!(status.success(), "creating bucket {bucket}");
     bucket
 }
@@ -74,10 +81,19 @@ fn workers_and_a_trainer(run: &str, dir: &Path) {
     let config = config(dir);
     let config = config.to_str().unwrap();
     // The first process sets the run's config; the others read it from the store.
-    let first = tafl("w0", dir).args(["selfplay", "--config", config, "--run", run, "--games", "8", "--quiet"]).output().unwrap();
+    let first = tafl("w0", dir)
+        .args(["selfplay", "--config", config, "--run", run, "--games", "8", "--quiet"])
+        .output()
+        .unwrap();
     assert!(first.status.success(), "{}", stderr(&first));
     let workers: Vec<_> = (1..=3)
-        .map(|i| tafl(&format!("w{i}"), dir).args(["selfplay", "--run", run, "--games", "16", "--quiet"]).stderr(Stdio::piped()).spawn().unwrap())
+        .map(|i| {
+            tafl(&format!("w{i}"), dir)
+                .args(["selfplay", "--run", run, "--games", "16", "--quiet"])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
         .collect();
     for w in workers {
         let out = w.wait_with_output().unwrap();
@@ -101,10 +117,16 @@ fn workers_and_a_trainer(run: &str, dir: &Path) {
     // A bundle of the run's best model, read wherever the run lies; it names the run, not where.
     let name = run.trim_end_matches('/').rsplit('/').next().unwrap();
     let bundle = dir.join(format!("bundle-{name}-{}", if run.starts_with("s3://") { "s3" } else { "file" }));
-    let export = tafl("exporter", dir).args(["export", "--run", run, "--out", bundle.to_str().unwrap(), "--visits", "8"]).output().unwrap();
+    let export = tafl("exporter", dir)
+        .args(["export", "--run", run, "--out", bundle.to_str().unwrap(), "--visits", "8"])
+        .output()
+        .unwrap();
     assert!(export.status.success(), "{}", stderr(&export));
     let manifest = std::fs::read_to_string(bundle.join("player.toml")).unwrap();
-    assert!(manifest.contains(&format!("run = \"{name}\"")) && !manifest.contains(&*dir.to_string_lossy()), "{manifest}");
+    assert!(
+        manifest.contains(&format!("run = \"{name}\"")) && !manifest.contains(&*dir.to_string_lossy()),
+        "{manifest}"
+    );
     assert!(bundle.join("weights/weights.bpk").is_file() && bundle.join("net.onnx").is_file());
 
     let store = Location::parse(run).unwrap().open().unwrap();
@@ -114,14 +136,20 @@ fn workers_and_a_trainer(run: &str, dir: &Path) {
     }
     assert!(keys(store.as_ref(), "models/", "meta.json").len() >= 2);
     assert_eq!(keys(store.as_ref(), "arena/", "gate-m000001.json").len(), 1);
-    let writers: std::collections::BTreeSet<String> =
-        keys(store.as_ref(), "logs/metrics/", ".json").iter().filter_map(|k| k.split('/').nth(2).map(str::to_string)).collect();
+    let writers: std::collections::BTreeSet<String> = keys(store.as_ref(), "logs/metrics/", ".json")
+        .iter()
+        .filter_map(|k| k.split('/').nth(2).map(str::to_string))
+        .collect();
     if run.starts_with("s3://") {
         assert!(writers.len() >= 5, "{writers:?}");
     }
     // The trainer let go of its fence when it finished.
     let trainer = keys(store.as_ref(), "trainer/", "");
-    assert_eq!(trainer.iter().filter(|k| k.contains("/fence-")).count(), trainer.iter().filter(|k| k.contains("/release-")).count(), "{trainer:?}");
+    assert_eq!(
+        trainer.iter().filter(|k| k.contains("/fence-")).count(),
+        trainer.iter().filter(|k| k.contains("/release-")).count(),
+        "{trainer:?}"
+    );
 }
 
 #[test]
@@ -144,7 +172,11 @@ fn names_are_create_only_and_a_retried_upload_is_done() {
     assert_eq!(store.put_if_absent("selfplay/m000000/a.bin", b"one").unwrap(), Put::Created);
     assert_eq!(store.put_if_absent("selfplay/m000000/a.bin", b"two").unwrap(), Put::Exists, "create-only");
     assert_eq!(store.get("selfplay/m000000/a.bin").unwrap().as_deref(), Some(&b"one"[..]));
-    assert_eq!(put_once(store.as_ref(), "selfplay/m000000/a.bin", b"one").unwrap(), Put::Created, "the same bytes again: done");
+    assert_eq!(
+        put_once(store.as_ref(), "selfplay/m000000/a.bin", b"one").unwrap(),
+        Put::Created,
+        "the same bytes again: done"
+    );
     assert_eq!(put_once(store.as_ref(), "selfplay/m000000/a.bin", b"two").unwrap(), Put::Exists);
     assert_eq!(store.list("selfplay/").unwrap(), ["selfplay/m000000/a.bin"]);
     assert_eq!(store.get("selfplay/none.bin").unwrap(), None);
@@ -165,7 +197,10 @@ fn a_second_trainer_is_refused_and_named() {
     let second = tafl("second", &dir).args(["optimize", "--run", &run, "--quiet"]).output().unwrap();
     assert_eq!(second.status.code(), Some(1));
     let message = stderr(&second);
-    assert!(message.contains("has a trainer already") && message.contains(&format!("pid {}", std::process::id())), "{message}");
+    assert!(
+        message.contains("has a trainer already") && message.contains(&format!("pid {}", std::process::id())),
+        "{message}"
+    );
     // Once the first lets go, the second trains (nothing to train here: it says so).
     holder.release_trainer();
     let third = tafl("second", &dir).args(["optimize", "--run", &run, "--quiet"]).output().unwrap();
@@ -188,7 +223,10 @@ fn a_corrupt_shard_is_named_and_skipped() {
     let dir = scratch("corrupt");
     let run = format!("s3://{bucket}/r");
     let config = config(&dir);
-    let play = tafl("w", &dir).args(["selfplay", "--config", config.to_str().unwrap(), "--run", &run, "--games", "8", "--quiet"]).output().unwrap();
+    let play = tafl("w", &dir)
+        .args(["selfplay", "--config", config.to_str().unwrap(), "--run", &run, "--games", "8", "--quiet"])
+        .output()
+        .unwrap();
     assert!(play.status.success(), "{}", stderr(&play));
     let store = Location::parse(&run).unwrap().open().unwrap();
     store.put_if_absent("selfplay/m000000/0000000000000-evil-0001.bin", b"TAFLSHRD not really a shard").unwrap();
@@ -268,7 +306,10 @@ fn storage_down_for_a_while_keeps_workers_playing() {
     let run = format!("s3://{bucket}/r");
     let config = config(&dir);
     // Small shards from few games at once, so that shards keep coming rather than in bursts.
-    let text = std::fs::read_to_string(&config).unwrap().replace("shard-games = 8", "shard-games = 2").replace("games-in-flight = 32", "games-in-flight = 4");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("shard-games = 8", "shard-games = 2")
+        .replace("games-in-flight = 32", "games-in-flight = 4");
     std::fs::write(&config, text).unwrap();
     let mut worker = tafl("w", &dir)
         .args(["selfplay", "--config", config.to_str().unwrap(), "--run", &run, "--games", "100000", "--quiet"])
@@ -291,7 +332,11 @@ fn storage_down_for_a_while_keeps_workers_playing() {
     let wait_for = |what: &str, f: &dyn Fn() -> bool| {
         let started = Instant::now();
         while !f() {
-            assert!(started.elapsed() < Duration::from_secs(300), "waited 5 minutes for {what}: {}", log.lock().unwrap());
+            assert!(
+                started.elapsed() < Duration::from_secs(300),
+                "waited 5 minutes for {what}: {}",
+                log.lock().unwrap()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     };
@@ -304,13 +349,20 @@ fn storage_down_for_a_while_keeps_workers_playing() {
     let played_while_down = |names: Vec<String>, back_at: u64| {
         names.iter().filter(|k| k.ends_with(".bin")).any(|k| {
             let stem = k.rsplit('/').next().unwrap_or("");
-            stem.split('-').next().and_then(|ms| ms.parse::<u64>().ok()).is_some_and(|ms| ms > stopped_at && ms < back_at)
+            stem.split('-')
+                .next()
+                .and_then(|ms| ms.parse::<u64>().ok())
+                .is_some_and(|ms| ms > stopped_at && ms < back_at)
         })
     };
-    wait_for("the worker to keep a shard played after the stop in its spool", &|| played_while_down(spooled(&dir), u64::MAX));
+    wait_for("the worker to keep a shard played after the stop in its spool", &|| {
+        played_while_down(spooled(&dir), u64::MAX)
+    });
     let back_at = millis();
     helper(&format!("start {bucket}"));
-    wait_for("a shard played while the storage was down", &|| played_while_down(store.list("selfplay/").unwrap_or_default(), back_at));
+    wait_for("a shard played while the storage was down", &|| {
+        played_while_down(store.list("selfplay/").unwrap_or_default(), back_at)
+    });
     assert!(worker.try_wait().unwrap().is_none(), "the worker stopped: {}", log.lock().unwrap());
     worker.kill().unwrap();
     worker.wait().unwrap();
@@ -327,7 +379,10 @@ fn tafl_train_runs_and_resumes_in_s3() {
     let run = format!("s3://{bucket}/t");
     // The whole smoke run, warm start included, stopped after one iteration and resumed by
     // another machine (its own cache).
-    let first = tafl("m1", &dir).args(["train", "--config", SMOKE, "--run", &run, "--iterations", "1", "--quiet"]).output().unwrap();
+    let first = tafl("m1", &dir)
+        .args(["train", "--config", SMOKE, "--run", &run, "--iterations", "1", "--quiet"])
+        .output()
+        .unwrap();
     assert!(first.status.success(), "{}", stderr(&first));
     let second = tafl("m2", &dir).args(["train", "--run", &run, "--quiet"]).output().unwrap();
     assert!(second.status.success(), "{}", stderr(&second));
@@ -346,10 +401,19 @@ fn tafl_train_runs_and_resumes_in_s3() {
 /// throwing away the first's round.
 fn trainers_at_once(run: &str, dir: &Path) {
     let config = config(dir);
-    let play = tafl("w", dir).args(["selfplay", "--config", config.to_str().unwrap(), "--run", run, "--games", "8", "--quiet"]).output().unwrap();
+    let play = tafl("w", dir)
+        .args(["selfplay", "--config", config.to_str().unwrap(), "--run", run, "--games", "8", "--quiet"])
+        .output()
+        .unwrap();
     assert!(play.status.success(), "{}", stderr(&play));
     let trainers: Vec<_> = (1..=3)
-        .map(|i| tafl(&format!("t{i}"), dir).args(["optimize", "--run", run, "--force", "--quiet"]).stderr(Stdio::piped()).spawn().unwrap())
+        .map(|i| {
+            tafl(&format!("t{i}"), dir)
+                .args(["optimize", "--run", run, "--force", "--quiet"])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
         .collect();
     let outs: Vec<Output> = trainers.into_iter().map(|t| t.wait_with_output().unwrap()).collect();
     let trained = outs.iter().filter(|o| o.status.success()).count();
@@ -359,7 +423,9 @@ fn trainers_at_once(run: &str, dir: &Path) {
         assert_eq!(refused.status.code(), Some(1), "{message}");
         let named = ["`t1`", "`t2`", "`t3`"].iter().any(|t| message.contains(t));
         assert!(
-            named && (message.contains("has a trainer already") || message.contains("claimed the trainer's fence at the same moment")),
+            named
+                && (message.contains("has a trainer already")
+                    || message.contains("claimed the trainer's fence at the same moment")),
             "{message}"
         );
     }
@@ -417,7 +483,11 @@ fn stalling_proxy(upstream: &str) -> (String, std::sync::mpsc::Receiver<String>)
 
 /// Forwards HTTP/1.1 requests (headers, then `Content-Length` bytes of body) from `client` to
 /// `server`, and stalls the first shard upload half-way (see [`stalling_proxy`]).
-fn forward_requests(mut client: std::net::TcpStream, mut server: std::net::TcpStream, stalled: &std::sync::mpsc::Sender<String>) {
+fn forward_requests(
+    mut client: std::net::TcpStream,
+    mut server: std::net::TcpStream,
+    stalled: &std::sync::mpsc::Sender<String>,
+) {
     use std::io::{Read, Write};
     let mut pending = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -438,7 +508,11 @@ fn forward_requests(mut client: std::net::TcpStream, mut server: std::net::TcpSt
         let head = String::from_utf8_lossy(&pending[..head_end]).into_owned();
         let length: usize = head
             .lines()
-            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.trim().to_string()))
+            .find_map(|l| {
+                l.split_once(':')
+                    .filter(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                    .map(|(_, v)| v.trim().to_string())
+            })
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
         let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
@@ -468,7 +542,9 @@ fn forward_requests(mut client: std::net::TcpStream, mut server: std::net::TcpSt
 
 #[test]
 fn a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted() {
-    let Some(endpoint) = endpoint("a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted") else { return };
+    let Some(endpoint) = endpoint("a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted") else {
+        return;
+    };
     let bucket = bucket(&endpoint, "midupload");
     let dir = scratch("midupload");
     let run = format!("s3://{bucket}/r");
@@ -485,7 +561,10 @@ fn a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted() {
     let path = stalled.recv_timeout(Duration::from_secs(300)).expect("a shard upload within 5 minutes");
     worker.kill().unwrap(); // SIGKILL, mid-upload
     let out = worker.wait_with_output().unwrap();
-    let key = path.strip_prefix(&format!("/{bucket}/r/")).unwrap_or_else(|| panic!("{path}: not in the run; {}", stderr(&out))).to_string();
+    let key = path
+        .strip_prefix(&format!("/{bucket}/r/"))
+        .unwrap_or_else(|| panic!("{path}: not in the run; {}", stderr(&out)))
+        .to_string();
     let store = Location::parse(&run).unwrap().open().unwrap();
     // The server saw half a body and no end: no object, neither partial nor empty.
     std::thread::sleep(Duration::from_millis(500));
@@ -497,7 +576,8 @@ fn a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted() {
     let bytes = store.get(&key).unwrap().unwrap_or_else(|| panic!("{key} never arrived from the spool"));
     let shard = dir.join("uploaded.bin");
     std::fs::write(&shard, &bytes).unwrap();
-    let expect = tafl_zero::shard::ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let expect =
+        tafl_zero::shard::ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
     assert!(tafl_zero::shard::read_shard(&shard, &expect).is_ok(), "{key} arrived damaged");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -47,7 +47,9 @@ impl Phase {
     /// True when `line` is a progress line of this phase with some but not all of its work done
     /// (`… 3/16 games (18%) in 1s …`).
     fn is_inside(self, line: &str) -> bool {
-        let Some(percent) = line.split_once(" (").and_then(|(_, rest)| rest.split_once("%)")).and_then(|(p, _)| p.parse::<u32>().ok()) else {
+        let Some(percent) =
+            line.split_once(" (").and_then(|(_, rest)| rest.split_once("%)")).and_then(|(p, _)| p.parse::<u32>().ok())
+        else {
             return false;
         };
         let prefix = match self {
@@ -111,7 +113,8 @@ fn train_survives_kill_9_and_completes() {
     assert!(models.len() >= 3, "{models:?}");
     let expected = tafl_nn::evaluator::expected_for(variant);
     for id in &models {
-        tafl_nn::checkpoint::load(&dir.model_dir(id), &expected, &tafl_nn::device()).unwrap_or_else(|e| panic!("{id}: {e}"));
+        tafl_nn::checkpoint::load(&dir.model_dir(id), &expected, &tafl_nn::device())
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
     }
     assert!(models.contains(&dir.best_model().unwrap()));
     // The warm start's teacher games were imported once, and nothing half-written is left.
@@ -126,7 +129,11 @@ fn train_survives_kill_9_and_completes() {
     assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stdout));
 
     // Restarting with the same config keeps the one config.toml.
-    let copies = std::fs::read_dir(&run).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("config-")).count();
+    let copies = std::fs::read_dir(&run)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("config-"))
+        .count();
     assert_eq!(copies, 0);
 
     // A finished run restarted has nothing left to do.
@@ -147,7 +154,10 @@ fn unknown_config_keys_are_named() {
     std::fs::create_dir_all(&run).unwrap();
     let config = run.join("bad.toml");
     std::fs::write(&config, "[selfplay]\ngames-in-flite = 3\n").unwrap();
-    let out = tafl().args(["train", "--config", config.to_str().unwrap(), "--run", run.join("r").to_str().unwrap()]).output().unwrap();
+    let out = tafl()
+        .args(["train", "--config", config.to_str().unwrap(), "--run", run.join("r").to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("games-in-flite"));
     let _ = std::fs::remove_dir_all(&run);
@@ -167,7 +177,8 @@ fn import_turns_records_into_shards_and_refuses_missing_files() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains(": 860 games (attackers/defenders/draws 370/486/4)"), "{stdout}");
     let expect = ShardExpect { variant: "copenhagen".into(), encoding_version: tafl_nn::ENCODING_VERSION };
-    let samples: usize = files_with(&run.join("selfplay/import"), "bin").iter().map(|p| read_shard(p, &expect).unwrap().1.len()).sum();
+    let samples: usize =
+        files_with(&run.join("selfplay/import"), "bin").iter().map(|p| read_shard(p, &expect).unwrap().1.len()).sum();
     assert!(stdout.contains(&format!("{samples} samples")), "{stdout}");
     let _ = std::fs::remove_dir_all(&run);
 }
@@ -190,7 +201,10 @@ fn without_a_terminal_every_long_stage_logs_plain_progress_lines() {
     let path = run.join("log.toml");
     std::fs::write(&path, config).unwrap();
     // Standard error is a pipe here, as under nohup, `| tee` or a batch job.
-    let out = tafl().args(["train", "--config", path.to_str().unwrap(), "--run", run.join("r").to_str().unwrap()]).output().unwrap();
+    let out = tafl()
+        .args(["train", "--config", path.to_str().unwrap(), "--run", run.join("r").to_str().unwrap()])
+        .output()
+        .unwrap();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     for line in [
@@ -223,12 +237,20 @@ fn runs_take_file_urls_and_name_unknown_schemes() {
     assert!(run.join("config.toml").is_file());
     let bad = tafl().args(["report", "--run", "gs://bucket/run"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown storage scheme `gs://`"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("unknown storage scheme `gs://`"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
     #[cfg(not(feature = "s3"))]
     {
         let s3 = tafl().args(["report", "--run", "s3://bucket/run"]).output().unwrap();
         assert_eq!(s3.status.code(), Some(1));
-        assert!(String::from_utf8_lossy(&s3.stderr).contains("built without S3 support"), "{}", String::from_utf8_lossy(&s3.stderr));
+        assert!(
+            String::from_utf8_lossy(&s3.stderr).contains("built without S3 support"),
+            "{}",
+            String::from_utf8_lossy(&s3.stderr)
+        );
     }
     let _ = std::fs::remove_dir_all(&run);
 }

@@ -122,7 +122,12 @@ pub const BENCH_BATCHES: [usize; 4] = [1, 8, 64, 256];
 
 /// [`forward_throughput`] of a `config` net on `path` at each of [`BENCH_BATCHES`], `seconds` each.
 #[must_use]
-pub fn forward_throughput_table(config: &TaflNetConfig, path: InferencePath, seconds: f64, device: &Device) -> Vec<ForwardThroughput> {
+pub fn forward_throughput_table(
+    config: &TaflNetConfig,
+    path: InferencePath,
+    seconds: f64,
+    device: &Device,
+) -> Vec<ForwardThroughput> {
     let net = BenchNet::new(config, path, device);
     BENCH_BATCHES.iter().map(|&batch| forward_throughput(&net, batch, seconds)).collect()
 }

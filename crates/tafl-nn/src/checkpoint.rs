@@ -224,8 +224,7 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
 }
 
 fn json_bytes<T: Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, CheckpointError> {
-    serde_json::to_vec_pretty(value)
-        .map_err(|source| CheckpointError::Json { path: path.to_path_buf(), source })
+    serde_json::to_vec_pretty(value).map_err(|source| CheckpointError::Json { path: path.to_path_buf(), source })
 }
 
 fn temp_sibling(dir: &Path) -> PathBuf {
@@ -262,7 +261,9 @@ pub fn save(
         fs::rename(&temp, dir).map_err(|e| match e.kind() {
             // Another process saved `dir` between the check above and the rename (two workers
             // starting a new run at once): the same outcome as finding it there.
-            std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => CheckpointError::AlreadyExists(dir.to_path_buf()),
+            std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => {
+                CheckpointError::AlreadyExists(dir.to_path_buf())
+            }
             _ => io_error(dir)(e),
         })
     });
@@ -375,7 +376,12 @@ fn check_config(config: &TaflNetConfig, weights_len: usize, path: &Path) -> Resu
     }
     Err(CheckpointError::Corrupt {
         path: path.to_path_buf(),
-        reason: format!("it describes a net ({} on {}x{}) that {weights_len} bytes of weights cannot hold", c.name(), c.board_size, c.board_size),
+        reason: format!(
+            "it describes a net ({} on {}x{}) that {weights_len} bytes of weights cannot hold",
+            c.name(),
+            c.board_size,
+            c.board_size
+        ),
     })
 }
 
@@ -406,13 +412,24 @@ pub struct CheckpointFiles {
 ///
 /// # Errors
 /// As [`load`], less the I/O errors.
-pub fn decode(dir: &Path, files: CheckpointFiles, expected: &Expected, device: &Device) -> Result<Checkpoint, CheckpointError> {
+pub fn decode(
+    dir: &Path,
+    files: CheckpointFiles,
+    expected: &Expected,
+    device: &Device,
+) -> Result<Checkpoint, CheckpointError> {
     let meta = decode_meta(&dir.join(META), &files.meta, expected)?;
     build(dir, meta, files.config, files.weights, device)
 }
 
 /// The net of a checked `meta` and the bytes of its config and weights.
-fn build(dir: &Path, meta: CheckpointMeta, config: Vec<u8>, weights: Vec<u8>, device: &Device) -> Result<Checkpoint, CheckpointError> {
+fn build(
+    dir: &Path,
+    meta: CheckpointMeta,
+    config: Vec<u8>,
+    weights: Vec<u8>,
+    device: &Device,
+) -> Result<Checkpoint, CheckpointError> {
     let config_path = dir.join(CONFIG);
     let config_bytes = match meta.config {
         Some(digest) => check_digest(&config_path, config, Some(digest))?,
@@ -424,7 +441,8 @@ fn build(dir: &Path, meta: CheckpointMeta, config: Vec<u8>, weights: Vec<u8>, de
     check_config(&config, bytes.len(), &config_path)?;
     // Burn checks each tensor's shape but takes its dtype from the record, and a float parameter
     // given integer data panics at the first use: cast every tensor to the module's dtype.
-    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(weights_error(&path))?.cast_to_module_dtype();
+    let record =
+        ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(weights_error(&path))?.cast_to_module_dtype();
     let model = config.init(device).try_load_record(record).map_err(weights_error(&path))?;
     Ok(Checkpoint { model: model.valid(), config, meta })
 }

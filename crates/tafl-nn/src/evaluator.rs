@@ -98,7 +98,11 @@ impl NetEvaluator {
     ///
     /// # Errors
     /// As [`NetEvaluator::load`], less the I/O errors.
-    pub fn decode(dir: &Path, files: checkpoint::CheckpointFiles, expected: &Expected) -> Result<Self, CheckpointError> {
+    pub fn decode(
+        dir: &Path,
+        files: checkpoint::CheckpointFiles,
+        expected: &Expected,
+    ) -> Result<Self, CheckpointError> {
         let device = crate::backend::device();
         Self::checked(dir, checkpoint::decode(dir, files, expected, &device)?, device)
     }
@@ -189,9 +193,8 @@ impl NetEvaluator {
         }
         let size = u8::try_from(self.config.board_size).unwrap_or(u8::MAX);
         let planes = encode_games(games, size);
-        let prediction = self
-            .evaluate_planes(&planes)
-            .unwrap_or_else(|e| unreachable!("encode_games writes whole positions: {e}"));
+        let prediction =
+            self.evaluate_planes(&planes).unwrap_or_else(|e| unreachable!("encode_games writes whole positions: {e}"));
         let moves = self.config.policy_len();
         assert_eq!(prediction.policy_logits.len(), games.len() * moves, "the net returned a short policy");
         assert_eq!(prediction.values.len(), games.len(), "the net returned too few values");
@@ -443,9 +446,7 @@ mod tests {
     fn a_saved_checkpoint_evaluates_identically() {
         let variant = Variant::copenhagen();
         let evaluator = small_net(variant);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let dir = std::env::temp_dir().join(format!("tafl-nn-evaluator-{}-{nanos}", std::process::id()));
         let meta = CheckpointMeta::new(variant.name(), ENCODING_VERSION);
         checkpoint::save(&dir, &evaluator.net(), evaluator.config(), &meta, None).expect("save");

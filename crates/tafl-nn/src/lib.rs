@@ -34,6 +34,6 @@ mod winograd;
 pub use backend::{Device, device, training_device};
 pub use encoding::{ENCODING_VERSION, INPUT_PLANES, encode_game, encode_position, index_move, move_index};
 pub use evaluator::NetEvaluator;
-pub use packed::{InferencePath, PackedNet};
 pub use model::{NetOutput, Prediction, TaflNet, TaflNetConfig};
+pub use packed::{InferencePath, PackedNet};
 pub use train::{StepStats, TrainBatch, TrainConfig, Trainer};

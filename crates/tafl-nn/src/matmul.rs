@@ -62,8 +62,8 @@ pub(crate) fn matmul(a: &[f32], b: &[f32], c: &mut [f32], [m, k, n]: [usize; 3],
             1,  // lhs column stride
             k_, // lhs row stride
             b.as_ptr(),
-            1,  // rhs column stride
-            n_, // rhs row stride
+            1,   // rhs column stride
+            n_,  // rhs row stride
             1.0, // alpha: the factor of the old dst (read only when accumulating)
             1.0, // beta: the factor of the product
             false,
@@ -77,7 +77,14 @@ pub(crate) fn matmul(a: &[f32], b: &[f32], c: &mut [f32], [m, k, n]: [usize; 3],
 /// [`matmul`] through Burn's tensor `matmul` on `device` (the safe alternative, kept to be
 /// measured against: `tafl bench nn --conv fast-burn`). Copies `a` and `b` into tensors and
 /// the product back out.
-pub(crate) fn matmul_burn(a: &[f32], b: &[f32], c: &mut [f32], [m, k, n]: [usize; 3], accumulate: bool, device: &crate::Device) {
+pub(crate) fn matmul_burn(
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    [m, k, n]: [usize; 3],
+    accumulate: bool,
+    device: &crate::Device,
+) {
     use burn::tensor::{Tensor, TensorData};
     assert_eq!(a.len(), m * k, "lhs is not {m} x {k}");
     assert_eq!(b.len(), k * n, "rhs is not {k} x {n}");

@@ -4,10 +4,10 @@ use burn::config::Config;
 use burn::module::{Module, ModuleVisitor, Param, RunningState};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
-use burn::tensor::{Int, Tensor, TensorData};
 use burn::tensor::activation::{relu, tanh};
 use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
+use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::backend::Device;
 use crate::policy::{moves_per_square, policy_len};
@@ -68,11 +68,10 @@ impl TaflNetConfig {
         let linear = |din: usize, dout: usize| 2 * (din * dout) as u64;
         let c = self.channels;
         let gpool_blocks = (0..self.blocks).filter(|&i| self.has_global_pool(i)).count() as u64;
-        let trunk = conv(3, self.input_planes, c)
-            + self.blocks as u64 * 2 * conv(3, c, c)
-            + gpool_blocks * linear(2 * c, c);
-        let policy = conv(1, c, self.policy_channels)
-            + conv(1, self.policy_channels, moves_per_square(self.board_size));
+        let trunk =
+            conv(3, self.input_planes, c) + self.blocks as u64 * 2 * conv(3, c, c) + gpool_blocks * linear(2 * c, c);
+        let policy =
+            conv(1, c, self.policy_channels) + conv(1, self.policy_channels, moves_per_square(self.board_size));
         let value = conv(1, c, self.value_channels)
             + linear(2 * self.value_channels, self.value_hidden)
             + linear(self.value_hidden, 1);
@@ -85,9 +84,7 @@ impl TaflNetConfig {
         let c = self.channels;
         TaflNet {
             stem: ConvBn::new(self.input_planes, c, 3, device),
-            blocks: (0..self.blocks)
-                .map(|i| ResBlock::new(c, self.has_global_pool(i), device))
-                .collect(),
+            blocks: (0..self.blocks).map(|i| ResBlock::new(c, self.has_global_pool(i), device)).collect(),
             policy: PolicyHead::new(c, self.policy_channels, moves_per_square(self.board_size), device),
             value: ValueHead::new(c, self.value_channels, self.value_hidden, device),
         }
@@ -385,8 +382,7 @@ impl TaflNet {
                 self.forward_whole(planes.clone().narrow(0, start, len))
             })
             .collect();
-        let (policy, value): (Vec<_>, Vec<_>) =
-            outputs.into_iter().map(|o| (o.policy_logits, o.value)).unzip();
+        let (policy, value): (Vec<_>, Vec<_>) = outputs.into_iter().map(|o| (o.policy_logits, o.value)).unzip();
         NetOutput { policy_logits: Tensor::cat(policy, 0), value: Tensor::cat(value, 0) }
     }
 
@@ -412,7 +408,12 @@ impl TaflNet {
     ///
     /// # Errors
     /// [`PlanesLengthError`] when `planes` is not a whole number of positions.
-    pub fn predict(&self, config: &TaflNetConfig, planes: &[f32], device: &Device) -> Result<Prediction, PlanesLengthError> {
+    pub fn predict(
+        &self,
+        config: &TaflNetConfig,
+        planes: &[f32],
+        device: &Device,
+    ) -> Result<Prediction, PlanesLengthError> {
         let size = config.board_size;
         let per_position = config.input_planes * size * size;
         if per_position == 0 || !planes.len().is_multiple_of(per_position) {
@@ -519,7 +520,9 @@ mod tests {
         let planes: Vec<f32> = (0..3 * 5 * 49).map(|i| ((i * 37) % 11) as f32 / 11.0).collect();
         let plain = net.predict(&config, &planes, &device()).expect("whole");
         let folded = net.fold_batch_norms().predict(&config, &planes, &device()).expect("whole");
-        for (a, b) in plain.policy_logits.iter().chain(&plain.values).zip(folded.policy_logits.iter().chain(&folded.values)) {
+        for (a, b) in
+            plain.policy_logits.iter().chain(&plain.values).zip(folded.policy_logits.iter().chain(&folded.values))
+        {
             assert!((a - b).abs() < 1e-4 * (1.0 + a.abs()), "{a} vs {b}");
         }
     }

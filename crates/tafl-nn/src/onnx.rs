@@ -120,7 +120,8 @@ pub fn to_bytes(net: &TaflNet, config: &TaflNetConfig) -> Result<Vec<u8>, OnnxEr
     // the two traces must match operation for operation.
     let sample = Tensor::<4>::zeros([2, config.input_planes, size, size], &d);
     let validation = Tensor::<4>::zeros([3, config.input_planes, size, size], &d);
-    let specs = [InputSpec::new([AxisSpec::dynamic(BATCH_SYMBOL), AxisSpec::Static, AxisSpec::Static, AxisSpec::Static])];
+    let specs =
+        [InputSpec::new([AxisSpec::dynamic(BATCH_SYMBOL), AxisSpec::Static, AxisSpec::Static, AxisSpec::Static])];
     let model = OnnxExporter::new().export_dynamic(&net, sample, validation, &specs, |net: &TaflNet, planes| {
         let out = net.forward_for_export(planes);
         (out.policy_logits, out.value)

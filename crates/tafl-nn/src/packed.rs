@@ -25,10 +25,10 @@
 
 use rayon::prelude::*;
 
+use crate::Device;
 use crate::matmul::{Threads, matmul, matmul_burn};
 use crate::model::{PlanesLengthError, Prediction, TaflNet, TaflNetConfig, read_back};
 use crate::winograd::{self, Bordered, Tiling, WinogradConv};
-use crate::Device;
 
 /// Which forward pass evaluates positions for the search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,7 +197,9 @@ impl Conv {
         for (channel, row) in out.chunks_exact_mut(n).enumerate() {
             let bias = self.bias[channel];
             match residual {
-                Some(skip) => row.iter_mut().zip(&skip[channel * n..(channel + 1) * n]).for_each(|(o, s)| *o = s + bias),
+                Some(skip) => {
+                    row.iter_mut().zip(&skip[channel * n..(channel + 1) * n]).for_each(|(o, s)| *o = s + bias)
+                }
                 None => row.fill(bias),
             }
         }
@@ -350,7 +352,8 @@ impl PackedNet {
     /// kernels are transformed here, once. The heads' 1x1 convolutions stay as they are.
     #[must_use]
     pub fn with_winograd(mut self) -> Self {
-        let blocks: Option<Vec<_>> = self.blocks.iter().map(|b| Some([b.first.winograd()?, b.second.winograd()?])).collect();
+        let blocks: Option<Vec<_>> =
+            self.blocks.iter().map(|b| Some([b.first.winograd()?, b.second.winograd()?])).collect();
         // Every trunk convolution of a `TaflNet` is 3x3; were one not, the direct one stays.
         self.winograd = self.stem.winograd().zip(blocks).map(|(stem, blocks)| WinogradTrunk { stem, blocks });
         self
@@ -393,7 +396,8 @@ impl PackedNet {
 
     fn forward_slice(&self, planes: &[f32], positions: usize, threads: Threads) -> Prediction {
         let slice = Slice { positions, size: self.size };
-        let mut ctx = Context { columns: Vec::new(), winograd: winograd::Scratch::default(), product: &self.product, threads };
+        let mut ctx =
+            Context { columns: Vec::new(), winograd: winograd::Scratch::default(), product: &self.product, threads };
         let x = match &self.winograd {
             Some(trunk) if positions >= WINOGRAD_MIN_SLICE => self.winograd_trunk(trunk, planes, slice, &mut ctx),
             _ => self.trunk(planes, slice, &mut ctx),
@@ -597,7 +601,12 @@ mod tests {
             // ...and slices through the Winograd trunk whatever the number of threads: one
             // position, the smallest slice `predict` gives it, one short of a vector of lanes,
             // a full one, on one thread or the pool's.
-            let slices = [(1, Threads::Pool), (WINOGRAD_MIN_SLICE, Threads::One), (MAX_SLICE - 1, Threads::Pool), (MAX_SLICE, Threads::One)];
+            let slices = [
+                (1, Threads::Pool),
+                (WINOGRAD_MIN_SLICE, Threads::One),
+                (MAX_SLICE - 1, Threads::Pool),
+                (MAX_SLICE, Threads::One),
+            ];
             for (positions, threads) in slices {
                 let p = planes(&config, positions, positions + 1);
                 let stock = net.predict(&config, &p, &d).expect("whole positions");
@@ -638,15 +647,24 @@ mod tests {
             };
             let (x, skip) = (values(channels * n, size + 2, 1.0), values(channels * n, size + 3, 1.0));
             let slice = Slice { positions, size };
-            let mut ctx = Context { columns: Vec::new(), winograd: winograd::Scratch::default(), product: &Product::Gemm, threads: Threads::One };
+            let mut ctx = Context {
+                columns: Vec::new(),
+                winograd: winograd::Scratch::default(),
+                product: &Product::Gemm,
+                threads: Threads::One,
+            };
             let direct = conv.apply(&x, slice, Some(&skip), true, &mut ctx);
             let tiling = Tiling::new(size, positions);
-            let (x, skip) = (Bordered::from_columns(&x, channels, tiling), Bordered::from_columns(&skip, channels, tiling));
+            let (x, skip) =
+                (Bordered::from_columns(&x, channels, tiling), Bordered::from_columns(&skip, channels, tiling));
             let winograd = conv.winograd().expect("a 3x3 convolution");
             let fast = winograd.apply(&x, Some(&skip), true, Threads::One, &mut ctx.winograd).to_columns();
             assert_eq!(direct.len(), fast.len());
             for (i, (a, b)) in fast.iter().zip(&direct).enumerate() {
-                assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{size}x{size}, output {i}: winograd {a} vs im2col {b}");
+                assert!(
+                    (a - b).abs() <= 1e-5 * (1.0 + b.abs()),
+                    "{size}x{size}, output {i}: winograd {a} vs im2col {b}"
+                );
             }
         }
     }

@@ -71,12 +71,7 @@ impl PolicyMove {
         }
         let per_square = moves_per_square(size);
         let (square, within) = (index / per_square, index % per_square);
-        Some(Self {
-            file: square % size,
-            rank: square / size,
-            dir: within / (size - 1),
-            dist: within % (size - 1) + 1,
-        })
+        Some(Self { file: square % size, rank: square / size, dir: within / (size - 1), dist: within % (size - 1) + 1 })
     }
 
     /// The destination square `(file, rank)`, or `None` when the move leaves the board.

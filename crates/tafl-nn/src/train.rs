@@ -208,11 +208,8 @@ impl Trainer {
     pub fn step(&mut self, batch: &TrainBatch) -> StepStats {
         let output = self.model.forward(batch.planes.clone());
         let losses = losses(output, batch, self.config.value_weight);
-        let stats = StepStats {
-            total: scalar(&losses.total),
-            policy: scalar(&losses.policy),
-            value: scalar(&losses.value),
-        };
+        let stats =
+            StepStats { total: scalar(&losses.total), policy: scalar(&losses.policy), value: scalar(&losses.value) };
         let grads = GradientsParams::from_grads(losses.total.backward(), &self.model);
         self.model = self.optim.step(self.config.learning_rate, self.model.clone(), grads);
         self.steps += 1;

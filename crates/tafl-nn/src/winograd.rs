@@ -89,7 +89,12 @@ impl Bordered {
     /// The input planes of `tiling.positions` positions, `[position][plane][square]`.
     pub(crate) fn from_planes(planes: &[f32], channels: usize, tiling: Tiling) -> Self {
         let area = tiling.area();
-        assert_eq!(planes.len(), tiling.positions * channels * area, "not {} positions of {channels} planes", tiling.positions);
+        assert_eq!(
+            planes.len(),
+            tiling.positions * channels * area,
+            "not {} positions of {channels} planes",
+            tiling.positions
+        );
         Self::from_boards(channels, tiling, |plane, position| &planes[(position * channels + plane) * area..][..area])
     }
 
@@ -98,8 +103,15 @@ impl Bordered {
     #[cfg(test)]
     pub(crate) fn from_columns(x: &[f32], channels: usize, tiling: Tiling) -> Self {
         let area = tiling.area();
-        assert_eq!(x.len(), channels * tiling.positions * area, "not {channels} channels of {} positions", tiling.positions);
-        Self::from_boards(channels, tiling, |channel, position| &x[(channel * tiling.positions + position) * area..][..area])
+        assert_eq!(
+            x.len(),
+            channels * tiling.positions * area,
+            "not {channels} channels of {} positions",
+            tiling.positions
+        );
+        Self::from_boards(channels, tiling, |channel, position| {
+            &x[(channel * tiling.positions + position) * area..][..area]
+        })
     }
 
     /// Back to `[channel][position · square]`, for the heads.
@@ -204,7 +216,14 @@ impl WinogradConv {
     /// # Panics
     /// If `x` does not have this convolution's input channels, or `residual` its output
     /// channels, or they are not of one slice.
-    pub(crate) fn apply(&self, x: &Bordered, residual: Option<&Bordered>, relu: bool, threads: Threads, scratch: &mut Scratch) -> Bordered {
+    pub(crate) fn apply(
+        &self,
+        x: &Bordered,
+        residual: Option<&Bordered>,
+        relu: bool,
+        threads: Threads,
+        scratch: &mut Scratch,
+    ) -> Bordered {
         assert_eq!(x.channels, self.channels_in, "input channels");
         if let Some(skip) = residual {
             assert_eq!((skip.channels, skip.tiling), (self.channels_out, x.tiling), "residual of another shape");
@@ -227,11 +246,19 @@ impl WinogradConv {
         let product = |((a, b), c): ((&[f32], &[f32]), &mut [f32])| matmul(a, b, c, [m, k, n], false, Threads::One);
         match threads {
             Threads::One => {
-                let jobs = self.points.chunks_exact(lhs).zip(transformed.chunks_exact(rhs)).zip(products.chunks_exact_mut(dst));
+                let jobs = self
+                    .points
+                    .chunks_exact(lhs)
+                    .zip(transformed.chunks_exact(rhs))
+                    .zip(products.chunks_exact_mut(dst));
                 jobs.for_each(product);
             }
             Threads::Pool => {
-                let jobs = self.points.par_chunks_exact(lhs).zip(transformed.par_chunks_exact(rhs)).zip(products.par_chunks_exact_mut(dst));
+                let jobs = self
+                    .points
+                    .par_chunks_exact(lhs)
+                    .zip(transformed.par_chunks_exact(rhs))
+                    .zip(products.par_chunks_exact_mut(dst));
                 jobs.for_each(product);
             }
         }
@@ -313,7 +340,12 @@ struct Work {
 impl Default for Work {
     fn default() -> Self {
         let lanes = [0.0; LANES];
-        Self { half_in: [[lanes; WINDOW]; WINDOW], domain: [[lanes; WINDOW]; WINDOW], half_out: [[lanes; WINDOW]; TILE], tile: [[lanes; TILE]; TILE] }
+        Self {
+            half_in: [[lanes; WINDOW]; WINDOW],
+            domain: [[lanes; WINDOW]; WINDOW],
+            half_out: [[lanes; WINDOW]; TILE],
+            tile: [[lanes; TILE]; TILE],
+        }
     }
 }
 
@@ -452,7 +484,9 @@ fn write_tile(y: &Square<TILE>, spot: Spot, tiling: Tiling, epilogue: Epilogue<'
             let at = tiling.bordered(rank + i, file + j) * positions + spot.first;
             let out = plane[at..at + spot.width].iter_mut().zip(lanes);
             match epilogue.skip {
-                Some(skip) => out.zip(&skip[at..at + spot.width]).for_each(|((o, y), s)| *o = activate(y + epilogue.bias + s)),
+                Some(skip) => {
+                    out.zip(&skip[at..at + spot.width]).for_each(|((o, y), s)| *o = activate(y + epilogue.bias + s))
+                }
                 None => out.for_each(|(o, y)| *o = activate(y + epilogue.bias)),
             }
         }
@@ -534,7 +568,14 @@ fn output_1d([m0, m1, m2, m3, m4, m5]: [f32; WINDOW]) -> [f32; TILE] {
 ///
 /// G = [1/4 0 0; −1/6 −1/6 −1/6; −1/6 1/6 −1/6; 1/24 1/12 1/6; 1/24 −1/12 1/6; 0 0 1].
 fn kernel_1d([g0, g1, g2]: [f64; 3]) -> [f64; WINDOW] {
-    [g0 / 4.0, -(g0 + g1 + g2) / 6.0, -(g0 - g1 + g2) / 6.0, (g0 + 2.0 * g1 + 4.0 * g2) / 24.0, (g0 - 2.0 * g1 + 4.0 * g2) / 24.0, g2]
+    [
+        g0 / 4.0,
+        -(g0 + g1 + g2) / 6.0,
+        -(g0 - g1 + g2) / 6.0,
+        (g0 + 2.0 * g1 + 4.0 * g2) / 24.0,
+        (g0 - 2.0 * g1 + 4.0 * g2) / 24.0,
+        g2,
+    ]
 }
 
 /// G g Gᵀ of a 3x3 kernel `[ky][kx]`, point-major (`[6][6]` flattened).
@@ -576,7 +617,12 @@ mod tests {
     }
 
     /// The direct 'same' 3x3 convolution in `f64`: `x` is `[in][position · square]`.
-    fn direct(weight: &[f32], bias: &[f32], x: &[f32], [channels_out, channels_in, size, positions]: [usize; 4]) -> Vec<f64> {
+    fn direct(
+        weight: &[f32],
+        bias: &[f32],
+        x: &[f32],
+        [channels_out, channels_in, size, positions]: [usize; 4],
+    ) -> Vec<f64> {
         let area = size * size;
         let n = positions * area;
         let mut out = vec![0.0; channels_out * n];
@@ -635,7 +681,8 @@ mod tests {
         let skip = values(channels * n, 4);
         let conv = WinogradConv::new(&weight, &bias, channels, channels);
         let tiling = Tiling::new(size, positions);
-        let (x, bordered_skip) = (Bordered::from_columns(&x, channels, tiling), Bordered::from_columns(&skip, channels, tiling));
+        let (x, bordered_skip) =
+            (Bordered::from_columns(&x, channels, tiling), Bordered::from_columns(&skip, channels, tiling));
         let plain = conv.apply(&x, None, false, Threads::One, &mut Scratch::default()).to_columns();
         let fused = conv.apply(&x, Some(&bordered_skip), true, Threads::One, &mut Scratch::default()).to_columns();
         for ((p, s), f) in plain.iter().zip(&skip).zip(&fused) {

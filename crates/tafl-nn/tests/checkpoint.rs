@@ -26,7 +26,10 @@ fn outputs(model: &TaflNet, config: &TaflNetConfig) -> (Vec<f32>, Vec<f32>) {
     let planes = common::random_planes(config, 3, 11);
     let input = Tensor::<4>::from_data(TensorData::new(planes, [3, config.input_planes, size, size]), &device());
     let out = model.forward(input);
-    (out.policy_logits.into_data().try_to_vec::<f32>().expect("f32"), out.value.into_data().try_to_vec::<f32>().expect("f32"))
+    (
+        out.policy_logits.into_data().try_to_vec::<f32>().expect("f32"),
+        out.value.into_data().try_to_vec::<f32>().expect("f32"),
+    )
 }
 
 /// A model with trained weights and non-trivial batch-norm statistics, and its trainer.
@@ -55,9 +58,13 @@ fn round_trip_is_bit_exact() {
     assert_eq!(loaded.config, config);
     assert_eq!(loaded.meta.extra.get("parent"), Some(&serde_json::json!("m0000")));
     assert_eq!(outputs(&loaded.model, &config), outputs(&model, &config));
-    assert!(!dir.parent().expect("parent").read_dir().expect("list").any(|e| {
-        e.map(|e| e.file_name().to_string_lossy().contains(".tmp-")).unwrap_or(false)
-    }));
+    assert!(
+        !dir.parent()
+            .expect("parent")
+            .read_dir()
+            .expect("list")
+            .any(|e| { e.map(|e| e.file_name().to_string_lossy().contains(".tmp-")).unwrap_or(false) })
+    );
 }
 
 #[test]
@@ -154,9 +161,14 @@ fn weights_of_another_shape_are_reported() {
     fs::write(dir.join("config.json"), json).expect("write config");
     // meta.json records the digest of config.json: the edit is caught there.
     let err = checkpoint::load(&dir, &expected(), &device()).expect_err("must fail");
-    assert!(matches!(err, CheckpointError::Corrupt { .. } | CheckpointError::Truncated { .. }) && err.to_string().contains("config.json"), "{err}");
+    assert!(
+        matches!(err, CheckpointError::Corrupt { .. } | CheckpointError::Truncated { .. })
+            && err.to_string().contains("config.json"),
+        "{err}"
+    );
     // Without that digest (a checkpoint written before it), Burn finds the shapes do not fit.
-    let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
     meta.as_object_mut().expect("object").remove("config");
     fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
     let err = checkpoint::load(&dir, &expected(), &device()).expect_err("must fail");
@@ -196,12 +208,23 @@ fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
     }
     // A config that asks for a huge net is refused before the net is built, even without the
     // digest of config.json (checkpoints written before it had none).
-    let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
     assert!(meta.as_object_mut().expect("object").remove("config").is_some(), "save records the config's digest");
     fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
-    assert_eq!(outputs(&checkpoint::load(&dir, &expected(), &device()).expect("loads without it").model, &config), reference);
-    for (key, value) in [("channels", 1_000_000u64), ("blocks", 1_000_000), ("blocks", u64::MAX), ("board_size", 1000), ("value_hidden", 1 << 40)] {
-        let mut json: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("config.json")).expect("read")).expect("json");
+    assert_eq!(
+        outputs(&checkpoint::load(&dir, &expected(), &device()).expect("loads without it").model, &config),
+        reference
+    );
+    for (key, value) in [
+        ("channels", 1_000_000u64),
+        ("blocks", 1_000_000),
+        ("blocks", u64::MAX),
+        ("board_size", 1000),
+        ("value_hidden", 1 << 40),
+    ] {
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.join("config.json")).expect("read")).expect("json");
         let good = json.clone();
         json[key] = value.into();
         fs::write(dir.join("config.json"), serde_json::to_vec(&json).expect("json")).expect("write");
@@ -222,11 +245,14 @@ fn a_record_of_integer_dtype_is_cast_not_a_panic() {
     let weights = fs::read(dir.join("weights.bpk")).expect("read");
     let from = b"dtypecF32".as_slice();
     let at = weights.windows(from.len()).position(|w| w == from).expect("a float tensor in the header");
-    for (name, dtype) in [("I32", b"dtypecI32".as_slice()), ("I64", b"dtypecI64".as_slice()), ("U8", b"dtypebU8".as_slice())] {
+    for (name, dtype) in
+        [("I32", b"dtypecI32".as_slice()), ("I64", b"dtypecI64".as_slice()), ("U8", b"dtypebU8".as_slice())]
+    {
         let mut damaged = weights.clone();
         damaged.splice(at..at + from.len(), dtype.iter().copied());
         fs::write(dir.join("weights.bpk"), &damaged).expect("write");
-        let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.join("meta.json")).expect("read")).expect("json");
         meta["weights"] = serde_json::to_value(checkpoint::FileDigest::of(&damaged)).expect("digest");
         fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
         let loaded = std::panic::catch_unwind(|| {

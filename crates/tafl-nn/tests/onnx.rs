@@ -78,7 +78,8 @@ fn run_tract(path: &Path, config: &TaflNetConfig, planes: &[f32], batch: usize) 
     assert_eq!(out.len(), 2);
     assert_eq!(out[0].shape(), [batch, config.policy_len()]);
     assert_eq!(out[1].shape(), [batch]);
-    let read = |i: usize| out[i].to_plain_array_view::<f32>().expect("f32 output").iter().copied().collect::<Vec<f32>>();
+    let read =
+        |i: usize| out[i].to_plain_array_view::<f32>().expect("f32 output").iter().copied().collect::<Vec<f32>>();
     (read(0), read(1))
 }
 
@@ -118,7 +119,8 @@ fn exported_net_matches_burn_in_tract() {
     // The batch axis is dynamic: one position runs too and gives the same numbers.
     let one = config.input_planes * 11 * 11;
     let (policy1, value1) = run_tract(&path, &config, &planes[..one], 1);
-    let (dp1, dv1) = (max_abs_diff(&policy1, &burn.policy_logits[..config.policy_len()]), max_abs_diff(&value1, &burn.values[..1]));
+    let (dp1, dv1) =
+        (max_abs_diff(&policy1, &burn.policy_logits[..config.policy_len()]), max_abs_diff(&value1, &burn.values[..1]));
     eprintln!("batch 1: max abs diff policy {dp1:e}, value {dv1:e}");
     assert!(dp1 < TOLERANCE && dv1 < TOLERANCE, "policy {dp1}, value {dv1}");
     let _ = fs::remove_dir_all(&dir);

@@ -159,7 +159,14 @@ impl Log {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let secs = now.as_secs() % 86_400;
         let mut out = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = writeln!(out, "{:02}:{:02}:{:02}.{:03} {text}", secs / 3600, secs / 60 % 60, secs % 60, now.subsec_millis());
+        let _ = writeln!(
+            out,
+            "{:02}:{:02}:{:02}.{:03} {text}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60,
+            now.subsec_millis()
+        );
         let _ = out.flush();
     }
 }
@@ -328,7 +335,8 @@ impl Client {
         let o = &self.options;
         let address = o.address.to_socket_addrs().map_err(|e| ConnectError::Retry(e.to_string()))?.next();
         let address = address.ok_or_else(|| ConnectError::Retry(format!("{} has no address", o.address)))?;
-        let stream = TcpStream::connect_timeout(&address, Duration::from_secs(10)).map_err(|e| ConnectError::Retry(e.to_string()))?;
+        let stream = TcpStream::connect_timeout(&address, Duration::from_secs(10))
+            .map_err(|e| ConnectError::Retry(e.to_string()))?;
         let _ = stream.set_nodelay(true);
         stream.set_write_timeout(Some(Duration::from_secs(10))).map_err(|e| ConnectError::Retry(e.to_string()))?;
         stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| ConnectError::Retry(e.to_string()))?;
@@ -344,7 +352,8 @@ impl Client {
                     Read::Closed => return Err(ConnectError::Retry("closed during login".into())),
                     Read::TooLong(_) => {}
                     Read::Line(text) => {
-                        if let answer @ (ServerLine::LoggedIn | ServerLine::LoginRefused(_)) = ServerLine::parse(&text) {
+                        if let answer @ (ServerLine::LoggedIn | ServerLine::LoginRefused(_)) = ServerLine::parse(&text)
+                        {
                             break answer;
                         }
                     }
@@ -362,10 +371,17 @@ impl Client {
                         continue;
                     }
                     if words.contains("wrong_version") {
-                        return Err(ConnectError::Fatal(format!("{words} (this client speaks protocol {}; try --protocol-version)", o.version)));
+                        return Err(ConnectError::Fatal(format!(
+                            "{words} (this client speaks protocol {}; try --protocol-version)",
+                            o.version
+                        )));
                     }
                     if !(words.contains("logged_in_already") || words.contains("retried_too_soon")) {
-                        let hint = if words.contains("account_not_in_database") { " (add --create-account to create it)" } else { "" };
+                        let hint = if words.contains("account_not_in_database") {
+                            " (add --create-account to create it)"
+                        } else {
+                            ""
+                        };
                         return Err(ConnectError::Fatal(format!("{words}{hint}")));
                     }
                     // Logged in elsewhere (our old connection, not yet dropped), or too soon.
@@ -399,7 +415,9 @@ impl Client {
                         let _ = events.send(Event::Closed(generation, "the server closed the connection".into()));
                         return;
                     }
-                    Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+                    Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                        continue;
+                    }
                     Err(e) => {
                         let _ = events.send(Event::Closed(generation, e.to_string()));
                         return;
@@ -460,7 +478,9 @@ impl Client {
                     self.say(&format!("ignored a line of {n} bytes (longer than {MAX_LINE})"));
                 }
                 Event::Closed(g, why) if g == c.generation => return Err(why),
-                Event::Chose { game, ply, result, took, budget } => self.on_choice(c, game, ply, result, took, budget)?,
+                Event::Chose { game, ply, result, took, budget } => {
+                    self.on_choice(c, game, ply, result, took, budget)?
+                }
                 _ => {}
             }
         }
@@ -514,7 +534,8 @@ impl Client {
             return Ok(());
         }
         let room = |s: &Client| {
-            s.in_play() < s.options.concurrent.max(1) && s.options.games.is_none_or(|n| s.finished.len() + s.in_play() < n)
+            s.in_play() < s.options.concurrent.max(1)
+                && s.options.games.is_none_or(|n| s.finished.len() + s.in_play() < n)
         };
         while room(self) && !self.joins_left.is_empty() {
             let Some(id) = self.joins_left.pop_front() else { break };
@@ -589,7 +610,13 @@ impl Client {
                 }
                 self.offers.insert(id, side);
                 let o = &self.options;
-                self.say(&format!("offered game {id}: we play the {side}, {} {}, {}x{}", if o.rated { "rated" } else { "unrated" }, time_text(o.time), o.size, o.size));
+                self.say(&format!(
+                    "offered game {id}: we play the {side}, {} {}, {}x{}",
+                    if o.rated { "rated" } else { "unrated" },
+                    time_text(o.time),
+                    o.size,
+                    o.size
+                ));
             }
             ServerLine::ChallengeRequested(id) => {
                 if self.offers.remove(&id).is_some() && !self.stopping {
@@ -602,7 +629,11 @@ impl Client {
             }
             ServerLine::JoinPending(id) => self.say(&format!("game {id}: waiting for its creator to accept")),
             ServerLine::GameStarts { attacker, defender, rated, time, size } => {
-                self.say(&format!("a game starts: {attacker} (attackers) against {defender} (defenders), {}, {}, {size}x{size}", if rated { "rated" } else { "unrated" }, time_text(time)));
+                self.say(&format!(
+                    "a game starts: {attacker} (attackers) against {defender} (defenders), {}, {}, {size}x{size}",
+                    if rated { "rated" } else { "unrated" },
+                    time_text(time)
+                ));
                 // The line names no game: ask about the games we asked to join (once each).
                 let ids: Vec<GameId> = self.joins.iter().filter(|id| !self.active.contains_key(id)).copied().collect();
                 for id in ids {
@@ -612,7 +643,9 @@ impl Client {
             ServerLine::YourMove { game, side } => match self.active.get(&game) {
                 Some(a) if a.synced && a.side == side && a.referee.side_to_move() == side => self.think(game),
                 Some(a) if a.synced && a.side == side => {
-                    self.say(&format!("game {game}: the server says it is our move, our board says not: resynchronising"));
+                    self.say(&format!(
+                        "game {game}: the server says it is our move, our board says not: resynchronising"
+                    ));
                     self.mark_unsynced(game);
                     self.ask_resume(c, game)?;
                 }
@@ -633,7 +666,8 @@ impl Client {
             }
             ServerLine::Clocks { game, attacker_ms, defender_ms } => {
                 if let Some(a) = self.active.get_mut(&game) {
-                    let (ours, theirs) = if a.side == Side::Attackers { (attacker_ms, defender_ms) } else { (defender_ms, attacker_ms) };
+                    let (ours, theirs) =
+                        if a.side == Side::Attackers { (attacker_ms, defender_ms) } else { (defender_ms, attacker_ms) };
                     a.our_ms = ours;
                     a.their_ms = theirs;
                 }
@@ -651,7 +685,10 @@ impl Client {
                         self.say(&format!("game {id}: the server refused our move: `{}`", protocol::clip(&words)));
                         self.resign(c, id, "the server refused our move")?;
                     }
-                    None => self.say(&format!("the server refused a move we do not remember sending: `{}`", protocol::clip(&words))),
+                    None => self.say(&format!(
+                        "the server refused a move we do not remember sending: `{}`",
+                        protocol::clip(&words)
+                    )),
                 }
             }
             ServerLine::GameOver { game, winner } => {
@@ -664,7 +701,12 @@ impl Client {
                 let game = self
                     .awaiting
                     .pop_front()
-                    .or_else(|| self.active.iter().find(|(_, a)| a.referee.ply() >= crate::clock::SERVER_PLY_LIMIT).map(|(id, _)| *id))
+                    .or_else(|| {
+                        self.active
+                            .iter()
+                            .find(|(_, a)| a.referee.ply() >= crate::clock::SERVER_PLY_LIMIT)
+                            .map(|(id, _)| *id)
+                    })
                     .or_else(|| if self.active.len() == 1 { self.active.keys().next().copied() } else { None });
                 match game {
                     Some(id) => self.finish(id, None),
@@ -676,7 +718,9 @@ impl Client {
                 self.say(&format!("game {game}: the {side} offer a draw; playing on (not answered)"));
             }
             ServerLine::Resume(game) => self.on_resume(c, *game)?,
-            ServerLine::LoginRefused(words) => self.say(&format!("unexpected login answer: {}", protocol::clip(&words))),
+            ServerLine::LoginRefused(words) => {
+                self.say(&format!("unexpected login answer: {}", protocol::clip(&words)))
+            }
             ServerLine::Refused { command, message } => {
                 self.say(&format!("the server refused `{command}`: {message}"));
                 if command == "join_game_pending" {
@@ -723,7 +767,11 @@ impl Client {
         } else if ours(&game.defenders) {
             Side::Defenders
         } else {
-            self.say(&format!("game {id}: not ours ({} against {}); ignoring", protocol::clip(&game.attackers), protocol::clip(&game.defenders)));
+            self.say(&format!(
+                "game {id}: not ours ({} against {}); ignoring",
+                protocol::clip(&game.attackers),
+                protocol::clip(&game.defenders)
+            ));
             return Ok(());
         };
         self.joins.remove(&id);
@@ -755,10 +803,22 @@ impl Client {
         }
         let (time, our_ms, their_ms, since_ms) = match (&game.time_control, &game.time_remaining_ms) {
             (Some(tc), Some(left)) => {
-                let (ours, theirs) = if side == Side::Attackers { (left.attackers, left.defenders) } else { (left.defenders, left.attackers) };
+                let (ours, theirs) = if side == Side::Attackers {
+                    (left.attackers, left.defenders)
+                } else {
+                    (left.defenders, left.attackers)
+                };
                 let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
                 let since = protocol::unix_ms(&left.last_move).map_or(0, |t| (now - t).clamp(0, 3_600_000));
-                (TimeControl::Fischer { main_ms: tc.main_time_seconds * 1000, increment_ms: tc.increment_length * 1000 }, ours, theirs, since)
+                (
+                    TimeControl::Fischer {
+                        main_ms: tc.main_time_seconds * 1000,
+                        increment_ms: tc.increment_length * 1000,
+                    },
+                    ours,
+                    theirs,
+                    since,
+                )
             }
             _ => (TimeControl::Untimed, 0, 0, 0),
         };
@@ -777,7 +837,8 @@ impl Client {
         a.resume_asked = None;
         a.our_ms = our_ms;
         a.their_ms = their_ms;
-        a.turn_started = Instant::now().checked_sub(Duration::from_millis(since_ms as u64)).unwrap_or_else(Instant::now);
+        a.turn_started =
+            Instant::now().checked_sub(Duration::from_millis(since_ms as u64)).unwrap_or_else(Instant::now);
         if let Some(jobs) = jobs {
             a.jobs = Some(jobs);
         }
@@ -839,7 +900,8 @@ impl Client {
                 for job in inbox {
                     let started = Instant::now();
                     let result = player.choose(&job.game, &job.limits);
-                    let event = Event::Chose { game: id, ply: job.ply, result, took: started.elapsed(), budget: job.budget };
+                    let event =
+                        Event::Chose { game: id, ply: job.ply, result, took: started.elapsed(), budget: job.budget };
                     if events.send(event).is_err() {
                         return;
                     }
@@ -872,7 +934,11 @@ impl Client {
         let Some(jobs) = &a.jobs else { return };
         // Where our rules have ended the game and the server plays on, the player gets the
         // position without its history (the server decides).
-        let game = if a.referee.game().outcome().is_over() { Game::from_position(*a.referee.game().position()) } else { a.referee.game().clone() };
+        let game = if a.referee.game().outcome().is_over() {
+            Game::from_position(*a.referee.game().position())
+        } else {
+            a.referee.game().clone()
+        };
         if jobs.send(Job { game, limits, ply, budget }).is_ok() {
             a.thinking = Some(ply);
         }
@@ -913,7 +979,9 @@ impl Client {
         if a.referee.server_refuses(mv) {
             match allowed_move(&a.referee) {
                 Some(other) => {
-                    log.line(&format!("game {id}: the server forbids defenders to repeat a board: playing {other} instead of {mv}"));
+                    log.line(&format!(
+                        "game {id}: the server forbids defenders to repeat a board: playing {other} instead of {mv}"
+                    ));
                     mv = other;
                 }
                 None => return self.resign(c, id, "every defender move repeats a board"),
@@ -921,7 +989,13 @@ impl Client {
         }
         let budget_text = budget.map_or_else(|| "untimed".to_string(), |b| b.to_string());
         let value = choice.value.map_or_else(String::new, |v| format!(", value {v:+.2}"));
-        let text = format!("game {id} ply {}: {side} play {mv}{value}, depth {}, {} nodes, {:.2}s; {budget_text}", ply + 1, choice.depth, choice.nodes, took.as_secs_f64());
+        let text = format!(
+            "game {id} ply {}: {side} play {mv}{value}, depth {}, {} nodes, {:.2}s; {budget_text}",
+            ply + 1,
+            choice.depth,
+            choice.nodes,
+            took.as_secs_f64()
+        );
         if let Err(e) = a.referee.play(mv) {
             return self.resign(c, id, &format!("our own move does not play: {e}"));
         }
@@ -971,9 +1045,15 @@ impl Client {
             Some(_) => "lost",
             None => "drawn",
         };
-        let lowest = a.lowest_ms.map_or_else(String::new, |ms| format!(", our lowest clock {:.1}s", ms as f64 / 1000.0));
+        let lowest =
+            a.lowest_ms.map_or_else(String::new, |ms| format!(", our lowest clock {:.1}s", ms as f64 / 1000.0));
         let path = record.as_ref().map_or_else(String::new, |p| format!(", record {}", p.display()));
-        self.say(&format!("game {id}: over after {} plies: {result} as the {} against {}{lowest}{path}", a.referee.ply(), a.side, a.opponent));
+        self.say(&format!(
+            "game {id}: over after {} plies: {result} as the {} against {}{lowest}{path}",
+            a.referee.ply(),
+            a.side,
+            a.opponent
+        ));
         self.finished.push(GameSummary {
             id,
             side: a.side,
@@ -989,7 +1069,11 @@ impl Client {
     fn write_record(&self, id: GameId, a: &Active, winner: Option<Side>) -> Option<PathBuf> {
         let dir = self.options.records.as_ref()?;
         let variant = if a.size == 13 { " --variant copenhagen-13" } else { "" };
-        let (attacker, defender) = if a.side == Side::Attackers { (&self.options.username, &a.opponent) } else { (&a.opponent, &self.options.username) };
+        let (attacker, defender) = if a.side == Side::Attackers {
+            (&self.options.username, &a.opponent)
+        } else {
+            (&a.opponent, &self.options.username)
+        };
         let mut text = format!(
             "# tafl online: game {id} on {}, {attacker} (attackers) against {defender} (defenders), {}, {}, {}x{}\n# check it with: tafl replay{variant} FILE\n",
             self.options.address,
@@ -1005,7 +1089,9 @@ impl Client {
         text.push('\n');
         let path = dir.join(format!("game-{id}.csv"));
         let temp = dir.join(format!(".game-{id}.{}.tmp", std::process::id()));
-        let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&temp, text)).and_then(|()| std::fs::rename(&temp, &path));
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&temp, text))
+            .and_then(|()| std::fs::rename(&temp, &path));
         match written {
             Ok(()) => Some(path),
             Err(e) => {
@@ -1041,7 +1127,8 @@ fn backoff(failures: u32, max: Duration) -> Duration {
 pub fn time_text(time: TimeControl) -> String {
     match time {
         TimeControl::Fischer { main_ms, increment_ms } => {
-            let main = if main_ms % 60_000 == 0 { format!("{}m", main_ms / 60_000) } else { format!("{}s", main_ms / 1000) };
+            let main =
+                if main_ms % 60_000 == 0 { format!("{}m", main_ms / 60_000) } else { format!("{}s", main_ms / 1000) };
             format!("{main}+{}s", increment_ms / 1000)
         }
         TimeControl::Untimed => "untimed".to_string(),

@@ -29,7 +29,13 @@ pub struct ClockPolicy {
 
 impl Default for ClockPolicy {
     fn default() -> ClockPolicy {
-        ClockPolicy { expected_plies: 100, min_moves_to_go: 12, latency_ms: 300, max_fraction: 0.25, increment_share: 0.8 }
+        ClockPolicy {
+            expected_plies: 100,
+            min_moves_to_go: 12,
+            latency_ms: 300,
+            max_fraction: 0.25,
+            increment_share: 0.8,
+        }
     }
 }
 
@@ -48,7 +54,13 @@ pub struct Budget {
 
 impl fmt::Display for Budget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "budget {:.2}s of {:.1}s left, {} moves to go", self.think.as_secs_f64(), self.left_ms as f64 / 1000.0, self.moves_to_go)?;
+        write!(
+            f,
+            "budget {:.2}s of {:.1}s left, {} moves to go",
+            self.think.as_secs_f64(),
+            self.left_ms as f64 / 1000.0,
+            self.moves_to_go
+        )?;
         if self.emergency {
             f.write_str(", EMERGENCY")?;
         }
@@ -68,7 +80,8 @@ impl ClockPolicy {
         let reserve = (2 * self.latency_ms).max(1000);
         let usable = left_ms - reserve;
         let increment = increment_ms.max(0);
-        let normal = usable as f64 / moves_to_go as f64 + self.increment_share * increment as f64 - self.latency_ms as f64;
+        let normal =
+            usable as f64 / moves_to_go as f64 + self.increment_share * increment as f64 - self.latency_ms as f64;
         // What the increment gives back is not at risk: it may be spent on top of the fraction.
         let cap = usable as f64 * self.max_fraction + self.increment_share * increment as f64;
         let think = normal.min(cap);
@@ -77,7 +90,11 @@ impl ClockPolicy {
         let emergency = usable <= 0 || left_ms < 2 * reserve || think < 100.0;
         let think_ms = if emergency {
             let sliver = (left_ms - self.latency_ms).max(0) as f64 / 20.0;
-            (0.5 * increment as f64 - self.latency_ms as f64).max(0.0).max(sliver).min((left_ms - self.latency_ms).max(0) as f64 / 4.0).max(10.0)
+            (0.5 * increment as f64 - self.latency_ms as f64)
+                .max(0.0)
+                .max(sliver)
+                .min((left_ms - self.latency_ms).max(0) as f64 / 4.0)
+                .max(10.0)
         } else {
             think
         };
@@ -110,8 +127,15 @@ mod tests {
                 for ply in [0, 40, 139, 300] {
                     let b = p.budget(left, inc, ply);
                     let spend = b.think.as_millis() as i64 + p.latency_ms;
-                    assert!(spend <= left.max(0) + inc.max(0) || b.think <= Duration::from_millis(10), "{left} {inc} {ply}: {b}");
-                    assert!(spend <= (left.max(0) as f64 * 0.5) as i64 + p.latency_ms + inc || b.think <= Duration::from_millis(10), "{b}");
+                    assert!(
+                        spend <= left.max(0) + inc.max(0) || b.think <= Duration::from_millis(10),
+                        "{left} {inc} {ply}: {b}"
+                    );
+                    assert!(
+                        spend <= (left.max(0) as f64 * 0.5) as i64 + p.latency_ms + inc
+                            || b.think <= Duration::from_millis(10),
+                        "{b}"
+                    );
                 }
             }
         }

@@ -572,7 +572,10 @@ mod tests {
         assert_eq!(parsed[4], ServerLine::YourMove { game: 0, side: Side::Attackers });
         assert_eq!(parsed[5], ServerLine::Resigned { game: 0, side: Side::Attackers });
         assert_eq!(parsed[6], ServerLine::GameOver { game: 0, winner: Side::Defenders });
-        assert_eq!(parsed[7], ServerLine::Played { game: 3, side: Side::Defenders, from: "f4".into(), to: "c4".into() });
+        assert_eq!(
+            parsed[7],
+            ServerLine::Played { game: 3, side: Side::Defenders, from: "f4".into(), to: "c4".into() }
+        );
         assert_eq!(parsed[8], ServerLine::Clocks { game: 3, attacker_ms: 899_107, defender_ms: 905_233 });
         assert_eq!(parsed[9], ServerLine::MoveRefused("play: you already reached that position".into()));
         assert_eq!(parsed[10], ServerLine::Drawn);
@@ -580,7 +583,10 @@ mod tests {
         assert!(matches!(parsed[12], ServerLine::LoginRefused(_)));
         assert!(matches!(&parsed[13], ServerLine::LoginRefused(w) if w.contains("already_exists")));
         assert!(matches!(parsed[14], ServerLine::Other(_)));
-        assert_eq!(parsed[15], ServerLine::Played { game: 1, side: Side::Attackers, from: "D1".into(), to: "D3".into() });
+        assert_eq!(
+            parsed[15],
+            ServerLine::Played { game: 1, side: Side::Attackers, from: "D1".into(), to: "D3".into() }
+        );
     }
 
     #[test]
@@ -598,22 +604,47 @@ mod tests {
 
     #[test]
     fn malformed_and_unknown_lines_do_not_panic() {
-        for line in ["", "=", "?", "game", "game x", "game 1 play", "game 1 play attacker", "game 1 fly attacker",
-            "= game_over 1 nobody_wins", "= join_game a b maybe fischer 1 2 11", "= game_time {", "request_draw 1 king",
-            "= new_game 340282366920938463463374607431768211456", "= users_updated (x)", "\u{0}\u{ffff}", "?"] {
+        for line in [
+            "",
+            "=",
+            "?",
+            "game",
+            "game x",
+            "game 1 play",
+            "game 1 play attacker",
+            "game 1 fly attacker",
+            "= game_over 1 nobody_wins",
+            "= join_game a b maybe fischer 1 2 11",
+            "= game_time {",
+            "request_draw 1 king",
+            "= new_game 340282366920938463463374607431768211456",
+            "= users_updated (x)",
+            "\u{0}\u{ffff}",
+            "?",
+        ] {
             let parsed = ServerLine::parse(line);
-            assert!(matches!(parsed, ServerLine::Malformed(_) | ServerLine::Other(_) | ServerLine::Refused { .. }), "{line:?}: {parsed:?}");
+            assert!(
+                matches!(parsed, ServerLine::Malformed(_) | ServerLine::Other(_) | ServerLine::Refused { .. }),
+                "{line:?}: {parsed:?}"
+            );
         }
     }
 
     #[test]
     fn writes_commands_the_server_takes() {
-        let line = new_game_line(Side::Attackers, true, TimeControl::Fischer { main_ms: 900_000, increment_ms: 10_000 }, 11);
-        assert_eq!(line, r#"new_game {"role":"Attacker","rated":true,"time_settings":{"Timed":{"add_seconds":10,"milliseconds_left":900000}},"board_size":11}"#);
+        let line =
+            new_game_line(Side::Attackers, true, TimeControl::Fischer { main_ms: 900_000, increment_ms: 10_000 }, 11);
+        assert_eq!(
+            line,
+            r#"new_game {"role":"Attacker","rated":true,"time_settings":{"Timed":{"add_seconds":10,"milliseconds_left":900000}},"board_size":11}"#
+        );
         let mv = Move::new(Square::new(3, 0), Square::new(3, 2));
         assert_eq!(move_line(4, Side::Attackers, mv), "game 4 play attacker d1 d3");
         assert_eq!(resign_line(4, Side::Defenders), "game 4 play defender resigns _");
-        assert_eq!(TimeControl::parse("15m+10s"), Some(TimeControl::Fischer { main_ms: 900_000, increment_ms: 10_000 }));
+        assert_eq!(
+            TimeControl::parse("15m+10s"),
+            Some(TimeControl::Fischer { main_ms: 900_000, increment_ms: 10_000 })
+        );
         assert_eq!(TimeControl::parse("30s+1s"), Some(TimeControl::Fischer { main_ms: 30_000, increment_ms: 1_000 }));
         assert_eq!(TimeControl::parse("x"), None);
         assert_eq!(square("K11", 13), Some(Square::new(10, 10)));

@@ -78,7 +78,15 @@ impl Refereed {
     pub fn new(size: u8) -> Result<Refereed, RefereeError> {
         let game = Game::new(variant_for(size)?);
         let boards = HashMap::from([(placement(game.position()), 1)]);
-        Ok(Refereed { game, boards, taken: Vec::new(), record: Vec::new(), captures: [0, 0], notes: Vec::new(), ended_at: None })
+        Ok(Refereed {
+            game,
+            boards,
+            taken: Vec::new(),
+            record: Vec::new(),
+            captures: [0, 0],
+            notes: Vec::new(),
+            ended_at: None,
+        })
     }
 
     /// A game replayed from a server's move list (`from-to[xSQ…]`, `---` for a resignation).
@@ -105,7 +113,11 @@ impl Refereed {
                 theirs.sort();
                 if ours != theirs {
                     let ply = game.ply();
-                    game.notes.push(format!("ply {ply} {text}: the server captured [{}], our rules [{}]", theirs.join(" "), ours.join(" ")));
+                    game.notes.push(format!(
+                        "ply {ply} {text}: the server captured [{}], our rules [{}]",
+                        theirs.join(" "),
+                        ours.join(" ")
+                    ));
                 }
             }
         }
@@ -140,7 +152,11 @@ impl Refereed {
             // Our rules ended the game; the server plays on. Follow it on a fresh history.
             if self.ended_at.is_none() {
                 self.ended_at = Some((self.game.ply(), outcome));
-                self.notes.push(format!("our rules ended the game after ply {} ({}), the server plays on", self.game.ply(), describe(outcome)));
+                self.notes.push(format!(
+                    "our rules ended the game after ply {} ({}), the server plays on",
+                    self.game.ply(),
+                    describe(outcome)
+                ));
             }
             self.game = Game::from_position(*self.game.position());
         }
@@ -233,7 +249,10 @@ impl Refereed {
             Outcome::Ongoing if resigned => {}
             Outcome::Ongoing => {
                 let fen = self.game.position().to_fen();
-                self.notes.push(format!("the server ended the game after ply {} ({theirs}) where our rules play on: {fen}", self.ply()));
+                self.notes.push(format!(
+                    "the server ended the game after ply {} ({theirs}) where our rules play on: {fen}",
+                    self.ply()
+                ));
             }
             Outcome::Decided { winner: w, .. } if Some(w) == winner => {}
             Outcome::Draw { .. } if winner.is_none() => {}

@@ -189,7 +189,8 @@ fn plays_survives_garbage_and_a_dropped_connection_and_resigns_a_refused_move() 
     options.records = Some(records.clone());
     options.max_retries = Some(5);
     let make_player = Box::new(|_size: u8| Ok(Box::new(RandomPlayer::new(1)) as Box<dyn Player>));
-    let client = Client::new(options, make_player, Arc::new(Log::new(Box::new(log.clone()))), Arc::new(AtomicBool::new(false)));
+    let client =
+        Client::new(options, make_player, Arc::new(Log::new(Box::new(log.clone()))), Arc::new(AtomicBool::new(false)));
     let games = client.run().unwrap();
     let plies = server.join().unwrap();
     let log = log.text();
@@ -198,7 +199,9 @@ fn plays_survives_garbage_and_a_dropped_connection_and_resigns_a_refused_move() 
     let game = &games[0];
     assert_eq!((game.id, game.side, game.winner), (5, Side::Attackers, Some(Side::Defenders)), "{log}");
     assert_eq!(game.plies, plies, "{log}");
-    for needed in ["budget", "ignored a line of", "malformed", "connection lost", "resumed", "refused our move", "resigning"] {
+    for needed in
+        ["budget", "ignored a line of", "malformed", "connection lost", "resumed", "refused our move", "resigning"]
+    {
         assert!(log.contains(needed), "no `{needed}` in the log:\n{log}");
     }
     // The record replays cleanly with our rules.
@@ -207,7 +210,8 @@ fn plays_survives_garbage_and_a_dropped_connection_and_resigns_a_refused_move() 
     let archive = parse_archive_line(line, 11).unwrap();
     assert_eq!(archive.plies.len(), plies);
     assert_eq!(archive.result.as_deref(), Some("White"));
-    let report = tafl_rules::replay::replay(1, Position::start(Variant::preset("copenhagen").unwrap()), &archive.plies, true);
+    let report =
+        tafl_rules::replay::replay(1, Position::start(Variant::preset("copenhagen").unwrap()), &archive.plies, true);
     assert!(report.ok(), "{report:?}");
     let _ = std::fs::remove_dir_all(&records);
 }
@@ -228,7 +232,9 @@ fn a_stop_resigns_games_in_progress_when_asked() {
         peer.send("= join_game_pending 9");
         peer.send("= join_game human ai-stop rated fischer 900000 10 11");
         peer.expect("resume_game_json 9");
-        peer.send(r#"= resume_game_json {"id":9,"attackers":"human","defenders":"ai-stop","dim":11,"moves":"","rated":true}"#);
+        peer.send(
+            r#"= resume_game_json {"id":9,"attackers":"human","defenders":"ai-stop","dim":11,"moves":"","rated":true}"#,
+        );
         // A draw offer is not answered (6.4.1 deletes the game on any answer).
         peer.send("request_draw 9 attacker");
         stop_server.store(true, Ordering::Relaxed);

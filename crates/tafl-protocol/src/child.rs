@@ -31,7 +31,8 @@ pub(crate) struct Piped {
 
 /// Starts `program` with its standard streams piped to us.
 pub(crate) fn spawn_piped(program: &str, args: &[String]) -> io::Result<Piped> {
-    let mut child = Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let mut child =
+        Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
         (Some(stdin), Some(stdout), Some(stderr)) => Ok(Piped { child, stdin, stdout, stderr }),
         _ => {
@@ -141,9 +142,15 @@ mod tests {
 
     #[test]
     fn command_lines_and_names() {
-        assert_eq!(split_command_line(" engine --depth 2 "), Some(("engine".to_string(), vec!["--depth".to_string(), "2".to_string()])));
+        assert_eq!(
+            split_command_line(" engine --depth 2 "),
+            Some(("engine".to_string(), vec!["--depth".to_string(), "2".to_string()]))
+        );
         assert_eq!(split_command_line("  "), None);
-        assert_eq!(display_name("uci", "/opt/bin/taflzero", &["--net".into(), "n.onnx".into()]), "uci:taflzero --net n.onnx");
+        assert_eq!(
+            display_name("uci", "/opt/bin/taflzero", &["--net".into(), "n.onnx".into()]),
+            "uci:taflzero --net n.onnx"
+        );
     }
 
     #[test]

@@ -157,7 +157,11 @@ mod tests {
             let text = format!("{}{end}{}{end}", "y".repeat(8), "z".repeat(9));
             let mut input = text.as_bytes();
             assert_eq!(read_line(&mut input, 8).unwrap(), Some(Ok("y".repeat(8))), "{end:?}");
-            assert_eq!(read_line(&mut input, 8).unwrap(), Some(Err(LineError::TooLong { length: 9, max: 8 })), "{end:?}");
+            assert_eq!(
+                read_line(&mut input, 8).unwrap(),
+                Some(Err(LineError::TooLong { length: 9, max: 8 })),
+                "{end:?}"
+            );
             assert_eq!(read_line(&mut input, 8).unwrap(), None, "{end:?}");
         }
         let mut input: &[u8] = b"\n\r\n";

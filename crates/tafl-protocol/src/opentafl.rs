@@ -68,7 +68,9 @@ impl OtnRules {
                 return Ok(preset);
             }
         }
-        Variant::from_setup(&self.name, self.start.clone(), self.rules).map(Variant::leak).map_err(|e| RulesError(e.to_string()))
+        Variant::from_setup(&self.name, self.start.clone(), self.rules)
+            .map(Variant::leak)
+            .map_err(|e| RulesError(e.to_string()))
     }
 }
 
@@ -106,7 +108,11 @@ pub fn parse_rules(text: &str) -> Result<OtnRules, RulesError> {
         let (key, value) = component.split_once(':').unwrap_or((component, ""));
         map.insert(key, value);
     }
-    let dim: u8 = map.get("dim").ok_or_else(|| unsupported("the rules have no `dim:`"))?.parse().map_err(|_| unsupported("`dim:` is not a number"))?;
+    let dim: u8 = map
+        .get("dim")
+        .ok_or_else(|| unsupported("the rules have no `dim:`"))?
+        .parse()
+        .map_err(|_| unsupported("`dim:` is not a number"))?;
     if !(5..=15).contains(&dim) || dim.is_multiple_of(2) {
         return Err(unsupported(format!("board size {dim} is not supported (odd sizes 5 to 15)")));
     }
@@ -121,8 +127,9 @@ pub fn parse_rules(text: &str) -> Result<OtnRules, RulesError> {
     };
 
     const KNOWN: [&str; 31] = [
-        "dim", "name", "esc", "surf", "atkf", "tfr", "ka", "ks", "kj", "nj", "cj", "cor", "cen", "afor", "dfor", "spd", "corh", "cenh",
-        "cenhe", "aforh", "dforh", "corp", "cenp", "aforp", "dforp", "cors", "cens", "afors", "dfors", "sw", "swf",
+        "dim", "name", "esc", "surf", "atkf", "tfr", "ka", "ks", "kj", "nj", "cj", "cor", "cen", "afor", "dfor", "spd",
+        "corh", "cenh", "cenhe", "aforh", "dforh", "corp", "cenp", "aforp", "dforp", "cors", "cens", "afors", "dfors",
+        "sw", "swf",
     ];
     const KNOWN_MORE: [&str; 7] = ["efe", "ber", "start", "corre", "cenre", "aforre", "dforre"];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(k) && !KNOWN_MORE.contains(k)) {
@@ -222,7 +229,9 @@ pub fn parse_rules(text: &str) -> Result<OtnRules, RulesError> {
     let cenh = types("cenh", get("cenh", "tcnk"))?;
     let cenhe = types("cenhe", get("cenhe", "tcnkTCNK"))?;
     if cenh.attacker != cenhe.attacker {
-        return Err(unsupported("a throne hostile to attackers only when empty, or only when occupied (`cenh`, `cenhe`)"));
+        return Err(unsupported(
+            "a throne hostile to attackers only when empty, or only when occupied (`cenh`, `cenhe`)",
+        ));
     }
     rules.throne_hostile_to_attackers = cenhe.attacker;
     rules.throne_hostile_to_defenders = match (cenh.defender, cenhe.defender) {
@@ -322,7 +331,9 @@ pub fn parse_otn_move(text: &str, size: u8) -> Result<Move, String> {
     let rest = &s[end..];
     let rest = match rest.strip_prefix('-') {
         Some(r) => r,
-        None if rest.starts_with(['^', '=']) => return Err(format!("`{text}`: berserk moves and jumps are not supported")),
+        None if rest.starts_with(['^', '=']) => {
+            return Err(format!("`{text}`: berserk moves and jumps are not supported"));
+        }
         None => return Err(bad()),
     };
     let (_, end) = split(rest).ok_or_else(bad)?;
@@ -452,7 +463,8 @@ impl OpenTaflServer {
     /// Replaces our board by a position record, keeping the side to move.
     fn set_board(&mut self, record: &str, side_to_move: Side) -> Result<(), String> {
         let variant = self.game.variant();
-        let position = Position::from_opentafl(variant, record, side_to_move).map_err(|e| format!("position `{record}`: {e}"))?;
+        let position =
+            Position::from_opentafl(variant, record, side_to_move).map_err(|e| format!("position `{record}`: {e}"))?;
         self.game = Game::from_position(position);
         Ok(())
     }
@@ -516,7 +528,8 @@ impl OpenTaflServer {
                 self.game.play_unchecked(choice.mv);
                 self.pending = Some(choice.mv);
                 send(out, &format!("move {}", choice.mv))?;
-                let value = choice.value.map_or_else(|| "?".to_string(), |v| format!("{}", (v * 1000.0).round() as i32));
+                let value =
+                    choice.value.map_or_else(|| "?".to_string(), |v| format!("{}", (v * 1000.0).round() as i32));
                 send(out, &format!("status depth {} nodes {} eval {value}", choice.depth, choice.nodes))
             }
             Err(e) => send(out, &format!("error 0 no move: {e}")),
@@ -540,7 +553,13 @@ impl OpenTaflServer {
             // Our turn: OpenTafl repeats the opponent's move after refusing ours (we took ours
             // back, so the board is the one it sends); anything else is not a move it can mean.
             if record.is_empty() || record != self.game.position().to_opentafl() {
-                send(out, &format!("error 0 opponent-move: it is our turn (we play the {}); the move is not played", to_move.name()))?;
+                send(
+                    out,
+                    &format!(
+                        "error 0 opponent-move: it is our turn (we play the {}); the move is not played",
+                        to_move.name()
+                    ),
+                )?;
             }
             return Ok(());
         }
@@ -578,7 +597,11 @@ impl OpenTaflServer {
     fn analyze(&mut self, text: &str, out: &mut dyn Write) -> io::Result<()> {
         let words: Vec<&str> = text.split_whitespace().collect();
         // `try_`: a finite but huge number of seconds does not fit a Duration.
-        let time = words.get(1).and_then(|s| s.parse::<f64>().ok()).filter(|s| *s > 0.0).and_then(|s| Duration::try_from_secs_f64(s).ok());
+        let time = words
+            .get(1)
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|s| *s > 0.0)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok());
         let (Some(_count), Some(time)) = (words.first().and_then(|n| n.parse::<u32>().ok()), time) else {
             return send(out, &format!("error 0 analyze: expected a count and seconds, found `{text}`"));
         };
@@ -636,7 +659,9 @@ mod tests {
         assert_eq!(brandub.rules.throne_hostile_to_defenders, ThroneHostility::Never);
         assert!(!brandub.rules.throne_hostile_to_attackers);
         assert!(brandub.variant().is_ok());
-        let fetlar = parse_rules("dim:11 atkf:n start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/").unwrap();
+        let fetlar =
+            parse_rules("dim:11 atkf:n start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/")
+                .unwrap();
         assert_eq!(fetlar.start.side_to_move, Side::Defenders);
         assert_eq!(fetlar.rules.repetition, Repetition::Draw);
         assert!(!fetlar.rules.shieldwall);
@@ -648,7 +673,10 @@ mod tests {
         assert!(parse_rules(berserk).unwrap_err().0.contains("jumping king"));
         let sea_battle = "dim:9 esc:e ka:n cen: cenhe: cor: start:/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3ttt3/";
         assert!(parse_rules(sea_battle).unwrap_err().0.contains("throne"));
-        assert!(parse_rules("dim:11 sw:w start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/").is_err());
+        assert!(
+            parse_rules("dim:11 sw:w start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/")
+                .is_err()
+        );
         assert!(parse_rules("dim:11 foo:y start:/11/11/11/11/11/5K5/11/11/11/11/11/").unwrap_err().0.contains("foo"));
         assert!(parse_rules("dim:12 start:/").is_err());
         assert!(parse_rules("start:/3t3/").is_err());
@@ -673,7 +701,8 @@ mod tests {
 
     #[test]
     fn plays_a_game_as_opentafl_drives_it() {
-        let mut s = OpenTaflServer::new(Box::new(AlphaBeta::with_depth(1)), Variant::copenhagen(), EngineOptions::default());
+        let mut s =
+            OpenTaflServer::new(Box::new(AlphaBeta::with_depth(1)), Variant::copenhagen(), EngineOptions::default());
         // We play the defenders: OpenTafl sends the attackers' first move, then `play`.
         let after_d1_d4 = "/4tttt3/5t5/11/t2t1T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
         let script = format!(
@@ -694,33 +723,52 @@ mod tests {
         let mut script = b"hello\n\xff\n".to_vec();
         script.extend(std::iter::repeat_n(b's', 10 << 20));
         script.extend_from_slice(b"\nfrobnicate\n");
-        let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
+        let mut s =
+            OpenTaflServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
         let mut out = Vec::new();
         s.run(&mut script.as_slice(), &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         let long = format!("error 0 the line is {} bytes long, more than {MAX_LINE}", 10 << 20);
-        assert_eq!(out, format!("hello\nerror 0 the line is not valid UTF-8\n{long}\nerror 0 unknown command `frobnicate`\n"));
+        assert_eq!(
+            out,
+            format!("hello\nerror 0 the line is not valid UTF-8\n{long}\nerror 0 unknown command `frobnicate`\n")
+        );
     }
 
     #[test]
     fn an_opponent_move_on_our_turn_is_refused_and_changes_nothing() {
         let after_d1_d4 = "/4tttt3/5t5/11/t2t1T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
-        let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
+        let mut s =
+            OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
         let mut out = Vec::new();
         s.handle(&format!("rules {COPENHAGEN}"), &mut out).unwrap();
         s.handle("side attackers", &mut out).unwrap();
         let start = s.game().position().to_opentafl();
         // Our own piece, a defender's, with and without the board after it.
-        for line in [format!("opponent-move d1-d4 {after_d1_d4}"), "opponent-move d1-d4".into(), "opponent-move f4-f3".into()] {
+        for line in
+            [format!("opponent-move d1-d4 {after_d1_d4}"), "opponent-move d1-d4".into(), "opponent-move f4-f3".into()]
+        {
             s.handle(&line, &mut out).unwrap();
             assert_eq!((s.game().ply(), s.game().position().to_opentafl()), (0, start.clone()), "{line}");
         }
         let text = String::from_utf8(std::mem::take(&mut out)).unwrap();
-        assert_eq!(text.lines().filter(|l| l.starts_with("error 0 opponent-move: it is our turn (we play the attackers)")).count(), 3, "{text}");
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("error 0 opponent-move: it is our turn (we play the attackers)"))
+                .count(),
+            3,
+            "{text}"
+        );
         // As defenders: OpenTafl refuses our move and says the opponent's again, with the board
         // we are back at: nothing to answer.
-        let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
-        for line in ["side defenders".to_string(), format!("opponent-move d1-d4 {after_d1_d4}"), "play defenders".into(), "error 3".into()] {
+        let mut s =
+            OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
+        for line in [
+            "side defenders".to_string(),
+            format!("opponent-move d1-d4 {after_d1_d4}"),
+            "play defenders".into(),
+            "error 3".into(),
+        ] {
             s.handle(&line, &mut out).unwrap();
         }
         assert_eq!(s.game().ply(), 1);
@@ -732,7 +780,8 @@ mod tests {
 
     #[test]
     fn a_refused_move_is_taken_back_and_a_wrong_board_resynced() {
-        let mut s = OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
+        let mut s =
+            OpenTaflServer::new(Box::new(RandomPlayer::new(3)), Variant::copenhagen(), EngineOptions::default());
         let mut out = Vec::new();
         s.handle("play attackers", &mut out).unwrap();
         assert_eq!(s.game().ply(), 1);
@@ -763,8 +812,14 @@ mod tests {
 
     #[test]
     fn analyzes_with_a_time_limit() {
-        let mut s = OpenTaflServer::new(Box::new(AlphaBeta::with_depth(2)), Variant::copenhagen(), EngineOptions::default());
-        let out = run(&mut s, &format!("rules {COPENHAGEN}\nposition /3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/\nanalyze 1 0.5\nanalyze x\n"));
+        let mut s =
+            OpenTaflServer::new(Box::new(AlphaBeta::with_depth(2)), Variant::copenhagen(), EngineOptions::default());
+        let out = run(
+            &mut s,
+            &format!(
+                "rules {COPENHAGEN}\nposition /3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/\nanalyze 1 0.5\nanalyze x\n"
+            ),
+        );
         assert!(out[1].starts_with("analysis 1 "), "{out:?}");
         let words: Vec<&str> = out[1].split_whitespace().collect();
         assert_eq!(words.len(), 4, "{out:?}");
@@ -776,7 +831,12 @@ mod tests {
         let out = run(&mut s, &format!("rules {COPENHAGEN}\nanalyze 1 0.5\nanalyze 1 1e300\nanalyze 1 inf\n"));
         assert_eq!(*asked.lock().unwrap(), [Limits { time: Some(Duration::from_millis(500)), ..Limits::default() }]);
         // Seconds that no Duration holds are refused, not a panic.
-        assert!(out[1].starts_with("analysis 1 ") && out[2].starts_with("error 0 analyze") && out[3].starts_with("error 0 analyze"), "{out:?}");
+        assert!(
+            out[1].starts_with("analysis 1 ")
+                && out[2].starts_with("error 0 analyze")
+                && out[3].starts_with("error 0 analyze"),
+            "{out:?}"
+        );
     }
 
     #[test]

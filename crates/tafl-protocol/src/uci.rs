@@ -86,7 +86,13 @@ impl UciServer {
     /// A session on the start of `variant`.
     #[must_use]
     pub fn new(player: Box<dyn Player>, variant: &'static Variant, options: EngineOptions) -> UciServer {
-        UciServer { player: Some(player), options, variant, game: Game::new(variant), name: format!("tafl {}", env!("CARGO_PKG_VERSION")) }
+        UciServer {
+            player: Some(player),
+            options,
+            variant,
+            game: Game::new(variant),
+            name: format!("tafl {}", env!("CARGO_PKG_VERSION")),
+        }
     }
 
     /// The game the next `go` searches.
@@ -128,7 +134,9 @@ impl UciServer {
                 // The end of the input is no hurry: a script's last `go` runs to its limits
                 // (an infinite one ends).
                 if let Some(handle) = running.take() {
-                    if (!ended && matches!(command, "stop" | "quit" | "ucinewgame" | "position" | "go")) || (ended && infinite) {
+                    if (!ended && matches!(command, "stop" | "quit" | "ucinewgame" | "position" | "go"))
+                        || (ended && infinite)
+                    {
                         stop.stop();
                     }
                     self.player = Some(handle.join().map_err(|_| io::Error::other("the search thread panicked"))?);
@@ -205,7 +213,8 @@ impl UciServer {
                 self.game = Game::new(v);
             }
             "movetime" => {
-                let ms: u64 = value.trim().parse().map_err(|_| format!("MoveTime must be milliseconds, found `{value}`"))?;
+                let ms: u64 =
+                    value.trim().parse().map_err(|_| format!("MoveTime must be milliseconds, found `{value}`"))?;
                 self.options.move_time = (ms > 0).then(|| Duration::from_millis(ms));
             }
             other => return Err(format!("unknown option `{other}`")),
@@ -271,7 +280,9 @@ impl UciServer {
                     limits.nodes = Some(n);
                     limits.visits = Some(n);
                 }
-                "depth" => limits.depth = Some(u32::try_from(number()?.min(u64::from(MAX_GO_DEPTH))).unwrap_or(MAX_GO_DEPTH)),
+                "depth" => {
+                    limits.depth = Some(u32::try_from(number()?.min(u64::from(MAX_GO_DEPTH))).unwrap_or(MAX_GO_DEPTH))
+                }
                 "movetime" => limits.time = Some(ms(number()?)),
                 "wtime" => wtime = Some(ms(number()?)),
                 "btime" => btime = Some(ms(number()?)),
@@ -288,7 +299,8 @@ impl UciServer {
             return Ok(Go::Limited(limits));
         }
         // Chess GUIs call the side that moves first "white": here the attackers.
-        let (clock, inc) = if self.game.position().side_to_move() == Side::Attackers { (wtime, winc) } else { (btime, binc) };
+        let (clock, inc) =
+            if self.game.position().side_to_move() == Side::Attackers { (wtime, winc) } else { (btime, binc) };
         if limits.time.is_none()
             && let Some(left) = clock
         {
@@ -313,7 +325,11 @@ fn info_line(choice: &MoveChoice, elapsed: Duration) -> String {
     if let Some(v) = choice.value {
         line.push_str(&format!(" score cp {}", (v * 1000.0).round() as i32));
     }
-    let pv: Vec<String> = if choice.pv.is_empty() { vec![compact_move(choice.mv)] } else { choice.pv.iter().map(|m| compact_move(*m)).collect() };
+    let pv: Vec<String> = if choice.pv.is_empty() {
+        vec![compact_move(choice.mv)]
+    } else {
+        choice.pv.iter().map(|m| compact_move(*m)).collect()
+    };
     line.push_str(" pv ");
     line.push_str(&pv.join(" "));
     line
@@ -396,7 +412,10 @@ mod tests {
 
     #[test]
     fn handshake_and_a_search() {
-        let out = run_script(Box::new(AlphaBeta::with_depth(2)), "uci\nisready\nucinewgame\nposition startpos moves d1d4 f4-f3\ngo depth 2\n");
+        let out = run_script(
+            Box::new(AlphaBeta::with_depth(2)),
+            "uci\nisready\nucinewgame\nposition startpos moves d1d4 f4-f3\ngo depth 2\n",
+        );
         assert_eq!(out[0], format!("id name tafl {}", env!("CARGO_PKG_VERSION")));
         assert!(out.contains(&"uciok".to_string()), "{out:?}");
         assert!(out.contains(&"readyok".to_string()), "{out:?}");
@@ -423,7 +442,10 @@ mod tests {
         assert!(out[2].starts_with("info string error: `nodes x`"), "{out:?}");
         assert_eq!(out[3], "info string error: unknown command `flip`");
         assert_eq!(out[4], "info string error: unknown option `hash`");
-        assert!(out.last().unwrap().starts_with("fen 3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/5d4a/a10/"), "{out:?}");
+        assert!(
+            out.last().unwrap().starts_with("fen 3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/5d4a/a10/"),
+            "{out:?}"
+        );
     }
 
     #[test]
@@ -431,11 +453,15 @@ mod tests {
         let mut script = b"isready\n\xff\n".to_vec();
         script.extend(std::iter::repeat_n(b'p', 10 << 20));
         script.extend_from_slice(b"\nisready\n");
-        let mut server = UciServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
+        let mut server =
+            UciServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), EngineOptions::default());
         let mut out: Vec<u8> = Vec::new();
         server.run(&mut script.as_slice(), &mut out).unwrap();
         let long = format!("info string error: the line is {} bytes long, more than {MAX_LINE}", 10 << 20);
-        assert_eq!(String::from_utf8(out).unwrap(), format!("readyok\ninfo string error: the line is not valid UTF-8\n{long}\nreadyok\n"));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("readyok\ninfo string error: the line is not valid UTF-8\n{long}\nreadyok\n")
+        );
     }
 
     /// The limits a recording player was asked with over `script`, and the output.
@@ -518,8 +544,15 @@ mod tests {
         let mut server = UciServer::new(Box::new(player), Variant::copenhagen(), options);
         let mut out: Vec<u8> = Vec::new();
         server.run(&mut "position startpos\ngo\ngo depth 3\n".as_bytes(), &mut out).unwrap();
-        let asked: Vec<Limits> = asked.lock().unwrap().iter().map(|l| Limits { stop: Stop::default(), ..l.clone() }).collect();
-        assert_eq!(asked, [Limits { time: Some(Duration::from_millis(700)), ..Limits::default() }, Limits { depth: Some(3), ..Limits::default() }]);
+        let asked: Vec<Limits> =
+            asked.lock().unwrap().iter().map(|l| Limits { stop: Stop::default(), ..l.clone() }).collect();
+        assert_eq!(
+            asked,
+            [
+                Limits { time: Some(Duration::from_millis(700)), ..Limits::default() },
+                Limits { depth: Some(3), ..Limits::default() }
+            ]
+        );
     }
 
     #[test]

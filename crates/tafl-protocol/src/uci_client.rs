@@ -335,9 +335,17 @@ impl UciConfig {
     /// A config from a command line split at whitespace (no quoting), with the default limits
     /// and 30 s for commands (an engine that loads a network on the GPU takes a while to start).
     pub fn from_command_line(command_line: &str) -> Result<UciConfig, UciError> {
-        let (program, args) =
-            child::split_command_line(command_line).ok_or_else(|| UciError::Spawn { program: String::new(), message: "empty command line".into() })?;
-        Ok(UciConfig { program, args, movetime: None, nodes: None, move_timeout: None, command_timeout: Duration::from_secs(30), name: None })
+        let (program, args) = child::split_command_line(command_line)
+            .ok_or_else(|| UciError::Spawn { program: String::new(), message: "empty command line".into() })?;
+        Ok(UciConfig {
+            program,
+            args,
+            movetime: None,
+            nodes: None,
+            move_timeout: None,
+            command_timeout: Duration::from_secs(30),
+            name: None,
+        })
     }
 
     fn display_name(&self) -> String {
@@ -586,7 +594,8 @@ impl UciPlayer {
     /// fails here rather than forfeiting every game.
     pub fn spawn(config: UciConfig) -> Result<UciPlayer, UciError> {
         let engine = UciEngine::spawn(&config)?;
-        let mut player = UciPlayer { config, engine, engine_name: None, variants: None, engine_variant: None, new_game: true };
+        let mut player =
+            UciPlayer { config, engine, engine_name: None, variants: None, engine_variant: None, new_game: true };
         player.handshake()?;
         Ok(player)
     }
@@ -675,7 +684,10 @@ impl UciPlayer {
         self.engine.send(&command)?;
         let (text, info) = self.await_bestmove(&command, go.timeout(&self.config), &limits.stop)?;
         let mv = read_bestmove(&text, game).map_err(|e| match e {
-            Unplayable::None => UciError::NoMove { reply: text.clone(), said: info.string.as_ref().map(|s| format!("; it said: {s}")).unwrap_or_default() },
+            Unplayable::None => UciError::NoMove {
+                reply: text.clone(),
+                said: info.string.as_ref().map(|s| format!("; it said: {s}")).unwrap_or_default(),
+            },
             Unplayable::Garbage(why) => UciError::Garbage { command: command.clone(), reply: text.clone(), why },
             Unplayable::Illegal(why) => UciError::IllegalMove { mv: text.clone(), why },
         })?;
@@ -726,7 +738,13 @@ fn choice(game: &Game, mv: Move, info: &Info) -> MoveChoice {
     let pv = legal_line(game.position(), game.variant().size(), &info.pv);
     let pv_known = pv.first() == Some(&mv);
     let depth = info.depth.unwrap_or(if pv_known { u32::try_from(pv.len()).unwrap_or(u32::MAX) } else { 0 });
-    MoveChoice { mv, value: info.value(), pv: if pv_known { pv } else { vec![mv] }, depth, nodes: info.nodes.unwrap_or(0) }
+    MoveChoice {
+        mv,
+        value: info.value(),
+        pv: if pv_known { pv } else { vec![mv] },
+        depth,
+        nodes: info.nodes.unwrap_or(0),
+    }
 }
 
 /// The longest legal start of a line of move texts from `position`.
@@ -770,9 +788,18 @@ mod tests {
         assert_eq!(parse_reply("uciok"), Reply::UciOk);
         assert_eq!(parse_reply(" readyok \r"), Reply::ReadyOk);
         assert_eq!(parse_reply("bye"), Reply::Bye);
-        let Reply::Option(o) = parse_reply("option name NNFile type string default ./default_nn.onnx") else { panic!() };
-        assert_eq!((o.name.as_str(), o.kind.as_deref(), o.default.as_deref()), ("NNFile", Some("string"), Some("./default_nn.onnx")));
-        let Reply::Option(o) = parse_reply("option name Variant type combo default copenhagen var copenhagen var brandubh") else { panic!() };
+        let Reply::Option(o) = parse_reply("option name NNFile type string default ./default_nn.onnx") else {
+            panic!()
+        };
+        assert_eq!(
+            (o.name.as_str(), o.kind.as_deref(), o.default.as_deref()),
+            ("NNFile", Some("string"), Some("./default_nn.onnx"))
+        );
+        let Reply::Option(o) =
+            parse_reply("option name Variant type combo default copenhagen var copenhagen var brandubh")
+        else {
+            panic!()
+        };
         assert_eq!(o.vars, ["copenhagen", "brandubh"]);
         let Reply::Option(o) = parse_reply("option name Move Time type spin default 0 min 0 max 9") else { panic!() };
         assert_eq!(o.name, "Move Time");
@@ -783,14 +810,25 @@ mod tests {
 
     #[test]
     fn parses_info_lines() {
-        let Reply::Info(i) = parse_reply("info depth 3 score cp -25 nodes 1200 time 15 speed 80000 pv a4a3 d5d2 x9") else { panic!() };
-        assert_eq!((i.depth, i.score, i.nodes, i.time_ms, i.nps), (Some(3), Some(Score::Cp(-25)), Some(1200), Some(15), Some(80000)));
+        let Reply::Info(i) = parse_reply("info depth 3 score cp -25 nodes 1200 time 15 speed 80000 pv a4a3 d5d2 x9")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (i.depth, i.score, i.nodes, i.time_ms, i.nps),
+            (Some(3), Some(Score::Cp(-25)), Some(1200), Some(15), Some(80000))
+        );
         assert_eq!(i.pv, ["a4a3", "d5d2", "x9"]);
         // TaflZero's line: no depth, a win rate.
-        let Reply::Info(i) = parse_reply("info score cp 12 winrate 55.0% nodes 400 time 1000 speed 400 pv f4f3") else { panic!() };
+        let Reply::Info(i) = parse_reply("info score cp 12 winrate 55.0% nodes 400 time 1000 speed 400 pv f4f3") else {
+            panic!()
+        };
         assert_eq!(i.winrate, Some(0.55));
         assert!((i.value().unwrap() - 0.1).abs() < 1e-6);
-        let Reply::Info(i) = parse_reply("info depth 9 seldepth 12 multipv 2 score mate -3 lowerbound nodes x pv") else { panic!() };
+        let Reply::Info(i) = parse_reply("info depth 9 seldepth 12 multipv 2 score mate -3 lowerbound nodes x pv")
+        else {
+            panic!()
+        };
         assert_eq!((i.depth, i.multipv, i.score, i.nodes), (Some(9), Some(2), Some(Score::Mate(-3)), None));
         assert_eq!(i.value(), Some(-1.0));
         let Reply::Info(i) = parse_reply("info string error: bad fen `x`") else { panic!() };
@@ -830,7 +868,11 @@ mod tests {
     }
 
     fn config(movetime: Option<u64>, nodes: Option<u64>) -> UciConfig {
-        UciConfig { movetime: movetime.map(Duration::from_millis), nodes, ..UciConfig::from_command_line("engine").unwrap() }
+        UciConfig {
+            movetime: movetime.map(Duration::from_millis),
+            nodes,
+            ..UciConfig::from_command_line("engine").unwrap()
+        }
     }
 
     #[test]
@@ -843,11 +885,20 @@ mod tests {
         assert_eq!(go(&config(Some(300), None), &limits(Some(50), None)), "go movetime 50");
         assert_eq!(go(&config(None, Some(400)), &Limits::default()), "go nodes 400");
         assert_eq!(go(&config(Some(300), Some(400)), &limits(None, Some(7))), "go movetime 300 nodes 7");
-        assert_eq!(go(&config(None, None), &Limits { visits: Some(1 << 40), ..Limits::default() }), format!("go nodes {MAX_SEARCH_COUNT}"));
+        assert_eq!(
+            go(&config(None, None), &Limits { visits: Some(1 << 40), ..Limits::default() }),
+            format!("go nodes {MAX_SEARCH_COUNT}")
+        );
         assert_eq!(go(&config(None, None), &limits(Some(0), None)), "go movetime 1");
         // The move timeout: movetime and a margin, a minute for nodes, or the config's.
-        assert_eq!(Go::new(&config(Some(300), None), &Limits::default()).timeout(&config(None, None)), ms(300) + MOVE_TIMEOUT_MARGIN);
-        assert_eq!(Go::new(&config(None, Some(9)), &Limits::default()).timeout(&config(None, None)), NODES_MOVE_TIMEOUT);
+        assert_eq!(
+            Go::new(&config(Some(300), None), &Limits::default()).timeout(&config(None, None)),
+            ms(300) + MOVE_TIMEOUT_MARGIN
+        );
+        assert_eq!(
+            Go::new(&config(None, Some(9)), &Limits::default()).timeout(&config(None, None)),
+            NODES_MOVE_TIMEOUT
+        );
         let fixed = UciConfig { move_timeout: Some(ms(5)), ..config(None, None) };
         assert_eq!(Go::new(&fixed, &Limits::default()).timeout(&fixed), ms(5));
     }

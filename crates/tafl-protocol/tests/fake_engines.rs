@@ -72,7 +72,11 @@ fn a_refusal_is_an_error() {
 
 #[test]
 fn an_engine_that_dies_at_once_does_not_start() {
-    let config = HtpConfig { program: "sh".into(), args: vec!["-c".into(), "echo 'bad flag' >&2; exit 2".into()], ..HtpConfig::from_command_line("sh").unwrap() };
+    let config = HtpConfig {
+        program: "sh".into(),
+        args: vec!["-c".into(), "echo 'bad flag' >&2; exit 2".into()],
+        ..HtpConfig::from_command_line("sh").unwrap()
+    };
     let e = HtpPlayer::spawn(config).err().unwrap();
     assert!(matches!(&e, HtpError::Spawn { message, .. } if message.contains("bad flag")), "{e}");
 }

@@ -27,7 +27,12 @@ fn reference() -> Option<PathBuf> {
 }
 
 fn run_reference(path: &PathBuf, script: &str) -> String {
-    let mut child = Command::new(path).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the reference");
+    let mut child = Command::new(path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the reference");
     let mut stdin = child.stdin.take().expect("stdin");
     stdin.write_all(script.as_bytes()).expect("write the script");
     drop(stdin);
@@ -62,7 +67,9 @@ fn script(seed: u64, plies: usize) -> String {
     let variant = Variant::copenhagen();
     let mut game = Game::new(variant);
     let mut player = RandomPlayer::new(seed);
-    let mut s = String::from("protocol_version\nlist_commands\nknown_command play_to\nknown_command xyzzy\nshow_board\nshow_board_open_tafl\n");
+    let mut s = String::from(
+        "protocol_version\nlist_commands\nknown_command play_to\nknown_command xyzzy\nshow_board\nshow_board_open_tafl\n",
+    );
     s.push_str("play attacker\nplay attacker z1 a1\nplay x d1 d4\nplay attacker d1 e2\nplay attacker d1 d1\nplay defender f4 f3\nfoo\n# comment only\n\n");
     let mut boards = vec![game.position().to_setup().board];
     for ply in 0..plies {
@@ -107,7 +114,11 @@ fn script(seed: u64, plies: usize) -> String {
         if ply % 7 == 0 {
             s.push_str(&format!("play_from\nplay_to {role} {}\nplay_to {role} {}\n", m.from, m.to));
             // A blocked or crooked move by the same piece.
-            s.push_str(&format!("play {role} {} {}\n", m.from, tafl_rules::Square::new((m.from.file() + 1) % 11, (m.from.rank() + 1) % 11)));
+            s.push_str(&format!(
+                "play {role} {} {}\n",
+                m.from,
+                tafl_rules::Square::new((m.from.file() + 1) % 11, (m.from.rank() + 1) % 11)
+            ));
         }
         if ply % 11 == 5 {
             // Play, take back, play again.

@@ -129,7 +129,10 @@ fn moves_are_sent_after_the_start() {
 }
 
 fn engine_error(p: &mut UciPlayer) -> String {
-    match p.choose(&Game::new(Variant::copenhagen()), &Limits { time: Some(Duration::from_millis(100)), ..Limits::default() }) {
+    match p.choose(
+        &Game::new(Variant::copenhagen()),
+        &Limits { time: Some(Duration::from_millis(100)), ..Limits::default() },
+    ) {
         Err(PlayerError::Engine(e)) => e,
         other => panic!("expected an engine error, got {other:?}"),
     }
@@ -149,8 +152,11 @@ fn an_engine_that_dies_mid_game_is_an_error() {
 #[test]
 fn an_engine_that_stalls_forfeits_within_its_timeout() {
     let dir = scratch("stalls");
-    let mut p = UciPlayer::spawn(UciConfig { move_timeout: Some(Duration::from_millis(300)), ..config(script(&dir.join("log"), ":", ":", ":")) })
-        .expect("starts");
+    let mut p = UciPlayer::spawn(UciConfig {
+        move_timeout: Some(Duration::from_millis(300)),
+        ..config(script(&dir.join("log"), ":", ":", ":"))
+    })
+    .expect("starts");
     let started = Instant::now();
     let e = engine_error(&mut p);
     assert!(e.contains("no answer to `go movetime 100` within 300ms"), "{e}");
@@ -166,9 +172,13 @@ fn an_engine_that_stalls_forfeits_within_its_timeout() {
 fn the_default_move_timeout_is_the_move_time_and_a_margin() {
     // With movetime 100 ms, an engine that answers after 1 s is still in time.
     let dir = scratch("margin");
-    let config = UciConfig { move_timeout: None, ..config(script(&dir.join("log"), ":", "sleep 1; echo 'bestmove d1d4'", ":")) };
+    let config =
+        UciConfig { move_timeout: None, ..config(script(&dir.join("log"), ":", "sleep 1; echo 'bestmove d1d4'", ":")) };
     let mut p = UciPlayer::spawn(config).expect("starts");
-    let c = p.choose(&Game::new(Variant::copenhagen()), &Limits { time: Some(Duration::from_millis(100)), ..Limits::default() });
+    let c = p.choose(
+        &Game::new(Variant::copenhagen()),
+        &Limits { time: Some(Duration::from_millis(100)), ..Limits::default() },
+    );
     assert_eq!(c.map(|c| c.mv), Ok(mv("d1d4")));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -243,7 +253,10 @@ fn stop_ends_a_search_early() {
 fn the_handshake_must_end() {
     let dir = scratch("handshake");
     // Never says `uciok`.
-    let silent = UciConfig { command_timeout: Duration::from_millis(300), ..config("while read -r l; do echo 'id name mute'; done".into()) };
+    let silent = UciConfig {
+        command_timeout: Duration::from_millis(300),
+        ..config("while read -r l; do echo 'id name mute'; done".into())
+    };
     assert!(matches!(UciPlayer::spawn(silent), Err(UciError::Timeout { .. })));
     let dying = config("echo 'bad flag' >&2; exit 2".into());
     let e = UciPlayer::spawn(dying).err().expect("an error");
@@ -253,10 +266,8 @@ fn the_handshake_must_end() {
 
 /// An engine that offers its variants as our server does.
 fn with_variants(log: &Path, vars: &str) -> String {
-    script(log, ":", "echo 'bestmove d2c2'", ":").replace(
-        "echo uciok;",
-        &format!("echo 'option name Variant type combo default copenhagen{vars}'; echo uciok;"),
-    )
+    script(log, ":", "echo 'bestmove d2c2'", ":")
+        .replace("echo uciok;", &format!("echo 'option name Variant type combo default copenhagen{vars}'; echo uciok;"))
 }
 
 #[test]

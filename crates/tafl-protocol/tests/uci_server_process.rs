@@ -46,7 +46,8 @@ fn main() {
 }
 
 fn serve() {
-    let mut server = UciServer::new(Box::new(AlphaBeta::with_depth(2)), Variant::copenhagen(), EngineOptions::default());
+    let mut server =
+        UciServer::new(Box::new(AlphaBeta::with_depth(2)), Variant::copenhagen(), EngineOptions::default());
     let mut output = std::io::stdout();
     server.run(&mut std::io::stdin().lock(), &mut output).expect("stdin and stdout");
 }
@@ -69,7 +70,11 @@ fn play(game: &mut Game, attackers: &mut (dyn Player + 'static), defenders: &mut
         if game.outcome().is_over() {
             return;
         }
-        let player = if game.position().side_to_move() == tafl_rules::Side::Attackers { &mut *attackers } else { &mut *defenders };
+        let player = if game.position().side_to_move() == tafl_rules::Side::Attackers {
+            &mut *attackers
+        } else {
+            &mut *defenders
+        };
         let choice = player.choose(game, &Limits::default()).unwrap_or_else(|e| panic!("{}: {e}", player.name()));
         game.play(choice.mv).expect("a legal move");
     }

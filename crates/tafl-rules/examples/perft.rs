@@ -36,11 +36,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
         }
     }
     let mut plain = plain.into_iter();
-    let depth: u32 = plain
-        .next()
-        .ok_or("no depth")?
-        .parse()
-        .map_err(|e| format!("depth: {e}"))?;
+    let depth: u32 = plain.next().ok_or("no depth")?.parse().map_err(|e| format!("depth: {e}"))?;
     let variant = Variant::preset(&variant_name).ok_or_else(|| format!("no preset {variant_name:?}"))?;
     let position = match plain.next() {
         Some(fen) => Position::from_fen(variant, &fen).map_err(|e| format!("FEN: {e}"))?,

@@ -98,11 +98,7 @@ impl Bits for U256 {
     const ZERO: Self = U256 { lo: 0, hi: 0 };
     #[inline]
     fn bit(index: u32) -> Self {
-        if index < 128 {
-            U256 { lo: 1 << index, hi: 0 }
-        } else {
-            U256 { lo: 0, hi: 1 << (index - 128) }
-        }
+        if index < 128 { U256 { lo: 1 << index, hi: 0 } } else { U256 { lo: 0, hi: 1 << (index - 128) } }
     }
     #[inline]
     fn count(self) -> u32 {

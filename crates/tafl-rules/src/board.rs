@@ -319,8 +319,7 @@ impl<B: Bits> Board<B> {
                 (self.king & g.edge).is_empty() && (around & !(self.attackers | g.throne)).is_empty()
             }
             KingCapture::FourSidesEdgeHostile => {
-                !(around & self.attackers).is_empty()
-                    && (around & !(self.attackers | g.throne | g.corners)).is_empty()
+                !(around & self.attackers).is_empty() && (around & !(self.attackers | g.throne | g.corners)).is_empty()
             }
             KingCapture::Custodial => {
                 let hostile = self.attackers | g.corners | (g.throne & !self.king);

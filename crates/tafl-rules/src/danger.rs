@@ -39,7 +39,9 @@ fn corners(position: &Position) -> Vec<Square> {
 fn corners_seen(position: &Position, from: Square, vacated: Option<Square>) -> Vec<Square> {
     corners(position)
         .into_iter()
-        .filter(|c| *c != from && position.piece_at(*c).is_none() && (c.file() == from.file() || c.rank() == from.rank()))
+        .filter(|c| {
+            *c != from && position.piece_at(*c).is_none() && (c.file() == from.file() || c.rank() == from.rank())
+        })
         .filter(|c| open_line(position, from, *c, vacated))
         .collect()
 }

@@ -133,7 +133,9 @@ impl Game {
     pub fn from_position(position: Position) -> Game {
         let last_mover = position.side_to_move().opponent();
         let mut outcome = match last_mover {
-            Side::Attackers if position.king_surrounded() => Outcome::Decided { winner: Side::Attackers, reason: Reason::KingCaptured },
+            Side::Attackers if position.king_surrounded() => {
+                Outcome::Decided { winner: Side::Attackers, reason: Reason::KingCaptured }
+            }
             _ => Outcome::Ongoing,
         };
         if outcome == Outcome::Ongoing {

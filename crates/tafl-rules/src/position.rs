@@ -268,11 +268,7 @@ impl Position {
             }
         }
         let legal = with_board!(self, |b, g| b.is_legal(g, m.from.index(size), m.to.index(size)));
-        if legal || is_king {
-            Ok(())
-        } else {
-            Err(IllegalMove::Restricted(m))
-        }
+        if legal || is_king { Ok(()) } else { Err(IllegalMove::Restricted(m)) }
     }
 
     /// Plays a move after checking it; the position is untouched on error.
@@ -300,7 +296,9 @@ impl Position {
     /// move: the threat they must stop). `None` without a king or when every line is blocked.
     #[must_use]
     pub fn king_escape_move(&self) -> Option<Move> {
-        with_board!(self, |b, g| b.king_escape_move(g).map(|(from, to)| Move::new(g.square[from as usize], g.square[to as usize])))
+        with_board!(self, |b, g| b
+            .king_escape_move(g)
+            .map(|(from, to)| Move::new(g.square[from as usize], g.square[to as usize])))
     }
     /// The defenders have an exit fort (see the crate docs for the exact test).
     #[must_use]

@@ -70,7 +70,12 @@ impl ReplayReport {
 /// without a capture list means "captured nothing"; otherwise only written lists are checked.
 /// Once the rules end the game, later plies are still checked for legality on the board.
 #[must_use]
-pub fn replay(game_number: usize, start: Position, plies: &[RecordedPly], captures_always_recorded: bool) -> ReplayReport {
+pub fn replay(
+    game_number: usize,
+    start: Position,
+    plies: &[RecordedPly],
+    captures_always_recorded: bool,
+) -> ReplayReport {
     let mut game = Game::from_position(start);
     let mut position = start;
     let mut report = ReplayReport {
@@ -108,7 +113,12 @@ pub fn replay(game_number: usize, start: Position, plies: &[RecordedPly], captur
             None => None,
         };
         if let Some(recorded) = recorded.filter(|r| *r != actual) {
-            report.capture_mismatches.push(CaptureMismatch { ply: i + 1, text: ply.text.clone(), recorded, actual: actual.clone() });
+            report.capture_mismatches.push(CaptureMismatch {
+                ply: i + 1,
+                text: ply.text.clone(),
+                recorded,
+                actual: actual.clone(),
+            });
         }
         report.captures.push(actual);
     }

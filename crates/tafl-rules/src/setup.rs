@@ -55,10 +55,7 @@ impl Setup {
 
     /// Every occupied square with its piece, rank 1 first.
     pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
-        self.board
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| p.map(|p| (Square::from_index(i as u32, self.size), p)))
+        self.board.iter().enumerate().filter_map(|(i, p)| p.map(|p| (Square::from_index(i as u32, self.size), p)))
     }
 
     /// Checks the setup against a variant: size, at most one king, no soldier on a restricted

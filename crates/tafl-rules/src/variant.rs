@@ -288,7 +288,8 @@ impl Variant {
     /// move-limit = 50
     /// ```
     pub fn from_toml(text: &str) -> Result<Variant, VariantError> {
-        let file: VariantFile = toml::from_str(text).map_err(|e| VariantError::Toml(e.to_string().trim().replace('\n', " ")))?;
+        let file: VariantFile =
+            toml::from_str(text).map_err(|e| VariantError::Toml(e.to_string().trim().replace('\n', " ")))?;
         let base = match &file.base {
             Some(b) => Some(Variant::preset(b).ok_or_else(|| VariantError::UnknownBase(b.clone()))?),
             None => None,
@@ -299,7 +300,9 @@ impl Variant {
         }
         let name = file.name.unwrap_or_else(|| base.map_or("custom".into(), |b| b.name.clone()));
         match (&file.layout, base) {
-            (Some(layout), _) => Variant::new(&name, layout.get_ref(), rules).map_err(|e| e.at_file_line(text, layout.span().start)),
+            (Some(layout), _) => {
+                Variant::new(&name, layout.get_ref(), rules).map_err(|e| e.at_file_line(text, layout.span().start))
+            }
             (None, Some(b)) => Variant::from_setup(&name, b.start.clone(), rules),
             (None, None) => Err(VariantError::NoLayout),
         }
@@ -368,7 +371,8 @@ impl VariantError {
         match self {
             VariantError::Layout { line, column, message } => {
                 let before = text.get(..start).unwrap_or_default();
-                let opens_with_newline = text.get(start..).is_some_and(|t| t.starts_with("'''\n") || t.starts_with("\"\"\"\n"));
+                let opens_with_newline =
+                    text.get(start..).is_some_and(|t| t.starts_with("'''\n") || t.starts_with("\"\"\"\n"));
                 let first = before.matches('\n').count() + 1 + usize::from(opens_with_newline);
                 VariantError::Layout { line: first + line - 1, column, message }
             }

@@ -400,9 +400,8 @@ fn the_edge_fort_holds_at_every_rank_of_the_edge_next_to_the_corner_too() {
         // The king on a2 would stand next to the corner and could simply escape.
         for rank in 3..size - 1 {
             let (below, at, above) = (rank - 1, rank, rank + 1);
-            let pieces = format!(
-                "{attackers}  O: a{above} b{above} c{above} c{at} a{below} b{below} c{below}  K: b{at}"
-            );
+            let pieces =
+                format!("{attackers}  O: a{above} b{above} c{above} c{at} a{below} b{below} c{below}  K: b{at}");
             for outcome in outcomes_in_every_symmetry(v, &pieces, &format!("b{at}-a{at}")) {
                 assert_eq!(outcome, won(D, Reason::ExitFort), "{variant}, king to a{at}");
             }
@@ -853,7 +852,10 @@ fn preset_layouts_have_the_right_pieces() {
 
 #[test]
 fn variant_files_load_and_errors_name_the_problem() {
-    let v = Variant::from_toml("name = 'mini'\nlayout = '''\n..X..\n..O..\nXOKOX\n..O..\n..X..\n'''\n[rules]\nrepetition = 'off'\n").unwrap();
+    let v = Variant::from_toml(
+        "name = 'mini'\nlayout = '''\n..X..\n..O..\nXOKOX\n..O..\n..X..\n'''\n[rules]\nrepetition = 'off'\n",
+    )
+    .unwrap();
     assert_eq!(v.size(), 5);
     assert_eq!(v.name(), "mini");
     let e = Variant::from_toml("base = 'copenhagen'\n[rules]\nshieldwal = false\n").unwrap_err();

@@ -87,7 +87,12 @@ fn policy(state: &AppState, game: &Game, spec: &PlayerSpec) -> Result<Option<Pol
     let net = state.factory(game.variant())?.evaluator(&path, 0).map_err(ApiError::BadRequest)?;
     let Some(evaluation) = net.evaluate(&[game]).into_iter().next() else { return Ok(None) };
     let side = game.position().side_to_move();
-    let mut moves: Vec<(String, String, f32)> = game.legal_moves().iter().zip(&evaluation.policy).map(|(m, p)| (m.from.to_string(), m.to.to_string(), *p)).collect();
+    let mut moves: Vec<(String, String, f32)> = game
+        .legal_moves()
+        .iter()
+        .zip(&evaluation.policy)
+        .map(|(m, p)| (m.from.to_string(), m.to.to_string(), *p))
+        .collect();
     moves.sort_by(|a, b| b.2.total_cmp(&a.2));
     let mut to: BTreeMap<String, f32> = BTreeMap::new();
     let mut from: BTreeMap<String, f32> = BTreeMap::new();
@@ -146,7 +151,8 @@ fn stream_from(
         }
         let _ = tx.blocking_send(Ok(Event::default().event("done").data("{}")));
     });
-    Sse::new(Watched { events: ReceiverStream::new(rx), _stop: StopOnDrop(stop) }).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+    Sse::new(Watched { events: ReceiverStream::new(rx), _stop: StopOnDrop(stop) })
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
 }
 
 /// Search limits that let time alone decide (the spec's own depth or visits would stop every
@@ -161,7 +167,10 @@ fn time_only(time: Duration, stop: &Stop) -> Limits {
 /// # Errors
 /// A bad position or player name, a game that is over, every search slot taken (before any
 /// event is sent).
-pub async fn analyse(State(state): State<Arc<AppState>>, body: Result<Json<AnalyseRequest>, JsonRejection>) -> Result<Sse<KeepAliveStream<Watched>>, ApiError> {
+pub async fn analyse(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<AnalyseRequest>, JsonRejection>,
+) -> Result<Sse<KeepAliveStream<Watched>>, ApiError> {
     let Json(request) = body?;
     let (game, _) = replay(&state, &request.game)?;
     if game.outcome().is_over() {
@@ -190,7 +199,9 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Result<Json<Analy
                 return Ok(());
             }
             let t = Instant::now();
-            let choice = player.choose(&game, &time_only(round.min(left), stop)).map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
+            let choice = player
+                .choose(&game, &time_only(round.min(left), stop))
+                .map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
             if stop.is_set() {
                 return Ok(());
             }
@@ -201,7 +212,8 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Result<Json<Analy
                 continue;
             }
             deepest = choice.depth;
-            let mut view = serde_json::to_value(ChoiceView::new(&choice, side, t.elapsed().as_millis() as u64)).unwrap_or_default();
+            let mut view = serde_json::to_value(ChoiceView::new(&choice, side, t.elapsed().as_millis() as u64))
+                .unwrap_or_default();
             view["elapsed_ms"] = (started.elapsed().as_millis() as u64).into();
             view["player"] = spec.name.clone().into();
             view["unit"] = unit.into();
@@ -219,11 +231,17 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Result<Json<Analy
 ///
 /// # Errors
 /// A bad game or player name, every search slot taken.
-pub async fn game_values(State(state): State<Arc<AppState>>, body: Result<Json<AnalyseRequest>, JsonRejection>) -> Result<Sse<KeepAliveStream<Watched>>, ApiError> {
+pub async fn game_values(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<AnalyseRequest>, JsonRejection>,
+) -> Result<Sse<KeepAliveStream<Watched>>, ApiError> {
     let Json(request) = body?;
     let (end, _) = replay(&state, &request.game)?;
     let spec = state.player(request.player.as_deref())?.clone();
-    let per_ply = request.ms.map_or(Duration::from_millis(200), Duration::from_millis).clamp(Duration::from_millis(10), Duration::from_secs(10));
+    let per_ply = request
+        .ms
+        .map_or(Duration::from_millis(200), Duration::from_millis)
+        .clamp(Duration::from_millis(10), Duration::from_secs(10));
     let slot = state.search_slot()?;
     let start = GameRequest { moves: Vec::new(), ..request.game };
     Ok(stream_from(slot, move |tx, stop| {
@@ -237,14 +255,19 @@ pub async fn game_values(State(state): State<Arc<AppState>>, body: Result<Json<A
             let side = game.position().side_to_move();
             let (value, best) = match game.outcome() {
                 tafl_rules::Outcome::Ongoing => {
-                    let choice = player.choose(&game, &time_only(per_ply, stop)).map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
+                    let choice = player
+                        .choose(&game, &time_only(per_ply, stop))
+                        .map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
                     (choice.value.map(|v| if side == Side::Attackers { v } else { -v }), Some(choice.mv.to_string()))
                 }
-                outcome => (Some(match outcome.winner() {
-                    Some(Side::Attackers) => 1.0,
-                    Some(Side::Defenders) => -1.0,
-                    None => 0.0,
-                }), None),
+                outcome => (
+                    Some(match outcome.winner() {
+                        Some(Side::Attackers) => 1.0,
+                        Some(Side::Defenders) => -1.0,
+                        None => 0.0,
+                    }),
+                    None,
+                ),
             };
             let played = moves.get(ply).map(ToString::to_string);
             let data = serde_json::json!({ "ply": ply, "value_attackers": value, "best": best, "played": played });

@@ -23,7 +23,9 @@ pub async fn index() -> Html<&'static str> {
 /// `GET /assets/{file}`.
 pub async fn file(Path(name): Path<String>) -> Response {
     match FILES.iter().find(|(n, _, _)| *n == name) {
-        Some((_, kind, body)) => ([(header::CONTENT_TYPE, *kind), (header::CACHE_CONTROL, "no-cache")], *body).into_response(),
+        Some((_, kind, body)) => {
+            ([(header::CONTENT_TYPE, *kind), (header::CACHE_CONTROL, "no-cache")], *body).into_response()
+        }
         None => ApiError::NotFound(format!("no asset `{name}`")).into_response(),
     }
 }

@@ -119,7 +119,8 @@ pub fn replay(state: &AppState, request: &GameRequest) -> Result<(Game, Vec<PlyV
     let mut game = Game::from_position(start);
     let mut plies = Vec::with_capacity(request.moves.len());
     for (i, text) in request.moves.iter().enumerate() {
-        let ply = play_text(&mut game, text).map_err(|e| ApiError::BadRequest(format!("move {} `{text}`: {e}", i + 1)))?;
+        let ply =
+            play_text(&mut game, text).map_err(|e| ApiError::BadRequest(format!("move {} `{text}`: {e}", i + 1)))?;
         plies.push(ply);
     }
     Ok((game, plies))
@@ -129,7 +130,9 @@ pub fn replay(state: &AppState, request: &GameRequest) -> Result<(Game, Vec<PlyV
 fn start_position(variant: &'static Variant, fen: Option<&str>) -> Result<Position, ApiError> {
     match fen.map(str::trim).filter(|f| !f.is_empty()) {
         None => Ok(Position::start(variant)),
-        Some(fen) => Position::from_fen(variant, fen).map_err(|e| ApiError::BadRequest(format!("bad FEN `{fen}`: {e}"))),
+        Some(fen) => {
+            Position::from_fen(variant, fen).map_err(|e| ApiError::BadRequest(format!("bad FEN `{fen}`: {e}")))
+        }
     }
 }
 
@@ -154,7 +157,13 @@ fn play_text(game: &mut Game, text: &str) -> Result<PlyView, String> {
         text.push('x');
         text.push_str(&sq.to_string());
     }
-    Ok(PlyView { side, from: written.mv.from.to_string(), to: written.mv.to.to_string(), captured: captured.iter().map(ToString::to_string).collect(), text })
+    Ok(PlyView {
+        side,
+        from: written.mv.from.to_string(),
+        to: written.mv.to.to_string(),
+        captured: captured.iter().map(ToString::to_string).collect(),
+        text,
+    })
 }
 
 /// Everything the page draws of `game`.
@@ -232,7 +241,13 @@ pub async fn info(State(state): State<Arc<AppState>>) -> Json<serde_json::Value>
         .iter()
         .map(|v| serde_json::json!({ "name": v.name(), "size": v.size(), "start": Position::start(v).to_fen() }))
         .collect();
-    let runs: Vec<serde_json::Value> = state.config.runs.iter().enumerate().map(|(i, p)| serde_json::json!({ "id": i, "path": p.display().to_string() })).collect();
+    let runs: Vec<serde_json::Value> = state
+        .config
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| serde_json::json!({ "id": i, "path": p.display().to_string() }))
+        .collect();
     let players: Vec<&str> = state.config.players.iter().map(|p| p.name.as_str()).collect();
     Json(serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
@@ -249,7 +264,10 @@ pub async fn info(State(state): State<Arc<AppState>>) -> Json<serde_json::Value>
 ///
 /// # Errors
 /// See [`replay`].
-pub async fn game(State(state): State<Arc<AppState>>, body: Result<Json<GameRequest>, JsonRejection>) -> Result<Json<GameView>, ApiError> {
+pub async fn game(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<GameRequest>, JsonRejection>,
+) -> Result<Json<GameView>, ApiError> {
     let Json(request) = body?;
     let (game, plies) = replay(&state, &request)?;
     Ok(Json(view(&game, plies)))
@@ -319,7 +337,11 @@ pub struct EngineView {
 /// # Errors
 /// The player cannot be built for this variant (a bundle for another variant, an engine that
 /// did not start).
-pub fn build_player(state: &AppState, variant: &'static Variant, spec: &PlayerSpec) -> Result<Box<dyn Player>, ApiError> {
+pub fn build_player(
+    state: &AppState,
+    variant: &'static Variant,
+    spec: &PlayerSpec,
+) -> Result<Box<dyn Player>, ApiError> {
     state.factory(variant)?.build(spec, 0).map_err(|e| ApiError::BadRequest(format!("player `{}`: {e}", spec.name)))
 }
 
@@ -328,7 +350,10 @@ pub fn build_player(state: &AppState, variant: &'static Variant, spec: &PlayerSp
 ///
 /// # Errors
 /// A bad game or player name, a game already over, every search slot taken, an engine failure.
-pub async fn engine(State(state): State<Arc<AppState>>, body: Result<Json<EngineRequest>, JsonRejection>) -> Result<Json<EngineView>, ApiError> {
+pub async fn engine(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<EngineRequest>, JsonRejection>,
+) -> Result<Json<EngineView>, ApiError> {
     let Json(request) = body?;
     let (game, plies) = replay(&state, &request.game)?;
     if game.outcome().is_over() {
@@ -355,18 +380,22 @@ pub async fn engine(State(state): State<Arc<AppState>>, body: Result<Json<Engine
             limits.time = Some(MAX_MOVE_TIME);
         }
         let started = std::time::Instant::now();
-        let choice = player.choose(&worker_game, &limits).map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
+        let choice =
+            player.choose(&worker_game, &limits).map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
         Ok((choice, started.elapsed().as_millis() as u64))
     });
     // A search that overruns its time by far (a hung external engine) is abandoned.
     let limit = time.unwrap_or(MAX_MOVE_TIME) + Duration::from_secs(30);
-    let joined = tokio::time::timeout(limit, search).await.map_err(|_| ApiError::Engine("the engine did not answer in time".into()))?;
+    let joined = tokio::time::timeout(limit, search)
+        .await
+        .map_err(|_| ApiError::Engine("the engine did not answer in time".into()))?;
     let (choice, ms) = joined.map_err(|e| ApiError::Engine(format!("the search failed: {e}")))??;
     let name = state.player(request.player.as_deref())?.name.clone();
     let side = game.position().side_to_move();
     let mut game = game;
     let mut plies = plies;
-    let ply = play_text(&mut game, &choice.mv.to_string()).map_err(|e| ApiError::Engine(format!("{name} chose an illegal move {}: {e}", choice.mv)))?;
+    let ply = play_text(&mut game, &choice.mv.to_string())
+        .map_err(|e| ApiError::Engine(format!("{name} chose an illegal move {}: {e}", choice.mv)))?;
     plies.push(ply);
     Ok(Json(EngineView { player: name, choice: ChoiceView::new(&choice, side, ms), game: view(&game, plies) }))
 }
@@ -400,12 +429,18 @@ pub struct RecordView {
 /// # Errors
 /// Text that is neither a FEN nor a record, an illegal move (named by line and ply), a game
 /// number beyond the file.
-pub async fn record(State(state): State<Arc<AppState>>, body: Result<Json<RecordRequest>, JsonRejection>) -> Result<Json<RecordView>, ApiError> {
+pub async fn record(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<RecordRequest>, JsonRejection>,
+) -> Result<Json<RecordView>, ApiError> {
     let Json(request) = body?;
     let variant = state.variant(request.variant.as_deref())?;
     let parsed = parse_record(variant, &request.text, request.game.unwrap_or(1))?;
-    let (game, plies) = replay(&state, &GameRequest { variant: Some(variant.name().to_string()), start: Some(parsed.start), moves: parsed.moves })
-        .map_err(|e| ApiError::BadRequest(format!("game {} (line {}): {e}", parsed.number, parsed.line)))?;
+    let (game, plies) = replay(
+        &state,
+        &GameRequest { variant: Some(variant.name().to_string()), start: Some(parsed.start), moves: parsed.moves },
+    )
+    .map_err(|e| ApiError::BadRequest(format!("game {} (line {}): {e}", parsed.number, parsed.line)))?;
     Ok(Json(RecordView { games: parsed.games, number: parsed.number, result: parsed.result, game: view(&game, plies) }))
 }
 
@@ -427,8 +462,16 @@ fn parse_record(variant: &'static Variant, text: &str, number: usize) -> Result<
         return Err(ApiError::BadRequest("the record is empty".into()));
     }
     if !trimmed.contains('\n') && !trimmed.contains(',') && trimmed.contains('/') {
-        let position = Position::from_fen(variant, trimmed).map_err(|e| ApiError::BadRequest(format!("bad FEN `{trimmed}`: {e}")))?;
-        return Ok(ParsedRecord { start: position.to_fen(), moves: Vec::new(), result: None, games: 1, number: 1, line: 1 });
+        let position = Position::from_fen(variant, trimmed)
+            .map_err(|e| ApiError::BadRequest(format!("bad FEN `{trimmed}`: {e}")))?;
+        return Ok(ParsedRecord {
+            start: position.to_fen(),
+            moves: Vec::new(),
+            result: None,
+            games: 1,
+            number: 1,
+            line: 1,
+        });
     }
     let size = variant.size();
     let mut start = Position::start(variant).to_fen();
@@ -438,7 +481,9 @@ fn parse_record(variant: &'static Variant, text: &str, number: usize) -> Result<
         let line = line.trim();
         if let Some(comment) = line.strip_prefix('#') {
             if let Some(fen) = comment.trim().strip_prefix("start ") {
-                start = Position::from_fen(variant, fen.trim()).map_err(|e| ApiError::BadRequest(format!("line {}: `# start {fen}`: {e}", i + 1)))?.to_fen();
+                start = Position::from_fen(variant, fen.trim())
+                    .map_err(|e| ApiError::BadRequest(format!("line {}: `# start {fen}`: {e}", i + 1)))?
+                    .to_fen();
             }
             continue;
         }

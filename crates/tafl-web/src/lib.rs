@@ -67,7 +67,8 @@ pub const MAX_BODY: usize = 1 << 20;
 
 /// The players the page offers when the operator names none: the shipped net at a second a
 /// move, alpha-beta at three strengths, random moves. The first is the page's default.
-pub const DEFAULT_PLAYERS: [&str; 5] = ["alphabeta:time=1s", "builtin:time=1s", "alphabeta:depth=2", "alphabeta:depth=4", "random"];
+pub const DEFAULT_PLAYERS: [&str; 5] =
+    ["alphabeta:time=1s", "builtin:time=1s", "alphabeta:depth=2", "alphabeta:depth=4", "random"];
 
 /// What `tafl serve` serves.
 #[derive(Debug, Clone)]
@@ -127,7 +128,12 @@ impl AppState {
     /// The variant called `name` (the first one when `None`).
     fn variant(&self, name: Option<&str>) -> Result<&'static Variant, ApiError> {
         let Some(name) = name else {
-            return self.config.variants.first().copied().ok_or_else(|| ApiError::BadRequest("no variant is served".into()));
+            return self
+                .config
+                .variants
+                .first()
+                .copied()
+                .ok_or_else(|| ApiError::BadRequest("no variant is served".into()));
         };
         self.config.variants.iter().copied().find(|v| v.name() == name).ok_or_else(|| {
             let known: Vec<&str> = self.config.variants.iter().map(|v| v.name()).collect();
@@ -137,7 +143,8 @@ impl AppState {
 
     /// The offered player called `name` (the default when `None`). Only these are ever built.
     fn player(&self, name: Option<&str>) -> Result<&PlayerSpec, ApiError> {
-        let default = || self.config.players.first().ok_or_else(|| ApiError::BadRequest("this server offers no players".into()));
+        let default =
+            || self.config.players.first().ok_or_else(|| ApiError::BadRequest("this server offers no players".into()));
         let Some(name) = name else { return default() };
         self.config.players.iter().find(|p| p.name == name).ok_or_else(|| {
             let offered: Vec<&str> = self.config.players.iter().map(|p| p.name.as_str()).collect();
@@ -146,13 +153,19 @@ impl AppState {
     }
 
     fn factory(&self, variant: &Variant) -> Result<Arc<ZeroFactory>, ApiError> {
-        self.factories.get(variant.name()).cloned().ok_or_else(|| ApiError::BadRequest(format!("no players for variant `{}`", variant.name())))
+        self.factories
+            .get(variant.name())
+            .cloned()
+            .ok_or_else(|| ApiError::BadRequest(format!("no players for variant `{}`", variant.name())))
     }
 
     /// A slot for one search, held until it ends; none free is `503`.
     fn search_slot(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         Arc::clone(&self.searches).try_acquire_owned().map_err(|_| {
-            ApiError::Busy(format!("{} searches are running, the most this server runs at once: try again when one has ended", self.config.max_searches))
+            ApiError::Busy(format!(
+                "{} searches are running, the most this server runs at once: try again when one has ended",
+                self.config.max_searches
+            ))
         })
     }
 }

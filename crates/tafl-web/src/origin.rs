@@ -47,13 +47,17 @@ pub fn check(headers: &HeaderMap, path: &str, allowed_hosts: &[String]) -> Resul
     if let Some(origin) = header("origin")
         && !origin.eq_ignore_ascii_case(&format!("http://{host}"))
     {
-        return Err(ApiError::Forbidden(format!("requests from `{origin}` are refused: only this server's own page may use it")));
+        return Err(ApiError::Forbidden(format!(
+            "requests from `{origin}` are refused: only this server's own page may use it"
+        )));
     }
     if path.starts_with("/api/")
         && let Some(site) = header("sec-fetch-site")
         && !matches!(site, "same-origin" | "none")
     {
-        return Err(ApiError::Forbidden(format!("a {site} request is refused: only this server's own page may use its API")));
+        return Err(ApiError::Forbidden(format!(
+            "a {site} request is refused: only this server's own page may use its API"
+        )));
     }
     Ok(())
 }
@@ -103,10 +107,27 @@ mod tests {
     #[test]
     fn hosts_by_address_or_localhost_only() {
         let none: &[String] = &[];
-        for host in ["127.0.0.1:8080", "127.0.0.1", "[::1]:8080", "[::1]", "192.168.1.20:80", "localhost:8080", "LOCALHOST", "tafl.localhost:1"] {
+        for host in [
+            "127.0.0.1:8080",
+            "127.0.0.1",
+            "[::1]:8080",
+            "[::1]",
+            "192.168.1.20:80",
+            "localhost:8080",
+            "LOCALHOST",
+            "tafl.localhost:1",
+        ] {
             assert!(host_is_allowed(host, none), "{host}");
         }
-        for host in ["evil.example:8080", "evil.example", "127.0.0.1.evil.example:8080", "localhost.evil.example", "", ":8080", "[::1"] {
+        for host in [
+            "evil.example:8080",
+            "evil.example",
+            "127.0.0.1.evil.example:8080",
+            "localhost.evil.example",
+            "",
+            ":8080",
+            "[::1",
+        ] {
             assert!(!host_is_allowed(host, none), "{host}");
         }
         let allowed = vec!["tafl.lan".to_string()];
@@ -119,16 +140,28 @@ mod tests {
         let none: &[String] = &[];
         let ok = |pairs: &[(&'static str, &str)], path: &str| check(&headers(pairs), path, none).is_ok();
         assert!(ok(&[("host", "127.0.0.1:8080")], "/api/info"), "a program (no browser headers)");
-        assert!(ok(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8080"), ("sec-fetch-site", "same-origin")], "/api/engine"));
+        assert!(ok(
+            &[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8080"), ("sec-fetch-site", "same-origin")],
+            "/api/engine"
+        ));
         assert!(ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "none")], "/api/info"), "typed by the user");
         assert!(ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "cross-site")], "/"), "a link to the page");
         assert!(!ok(&[], "/api/info"), "no Host");
         assert!(!ok(&[("host", "rebound.example:8080")], "/"), "DNS rebinding");
         assert!(!ok(&[("host", "127.0.0.1:8080"), ("origin", "http://evil.example")], "/api/engine"));
         assert!(!ok(&[("host", "127.0.0.1:8080"), ("origin", "null")], "/api/engine"));
-        assert!(!ok(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:9999")], "/api/engine"), "another port is another origin");
-        assert!(!ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "cross-site")], "/api/analyse"), "an <img> or no-cors fetch");
-        assert!(!ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "same-site")], "/api/analyse"), "another port of localhost");
+        assert!(
+            !ok(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:9999")], "/api/engine"),
+            "another port is another origin"
+        );
+        assert!(
+            !ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "cross-site")], "/api/analyse"),
+            "an <img> or no-cors fetch"
+        );
+        assert!(
+            !ok(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "same-site")], "/api/analyse"),
+            "another port of localhost"
+        );
         let mut two = headers(&[("host", "127.0.0.1:8080")]);
         two.append("host", HeaderValue::from_static("rebound.example"));
         assert!(check(&two, "/", none).is_err(), "two Hosts");

@@ -66,7 +66,11 @@ pub struct RunView {
 }
 
 fn run_dir(state: &AppState, n: usize) -> Result<(PathBuf, RunDir), ApiError> {
-    let path = state.config.runs.get(n).ok_or_else(|| ApiError::NotFound(format!("no run {n}: {} runs are served", state.config.runs.len())))?;
+    let path = state
+        .config
+        .runs
+        .get(n)
+        .ok_or_else(|| ApiError::NotFound(format!("no run {n}: {} runs are served", state.config.runs.len())))?;
     // Opening a run creates its folders: look before, so a typo is not made into a run.
     if !is_run(path) {
         return Err(ApiError::NotFound(format!("{} is not a run directory (no models/ nor logs/)", path.display())));
@@ -95,7 +99,11 @@ fn read_json(path: &Path) -> Option<serde_json::Value> {
 }
 
 fn modified(path: &Path) -> f64 {
-    fs::metadata(path).and_then(|m| m.modified()).ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or(0.0, |d| d.as_secs_f64())
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The run's game files (`.csv` under `arena/` and `selfplay/<model>/`), newest first.
@@ -130,7 +138,12 @@ fn newest_games(run: &RunDir) -> Vec<GameRecord> {
             if let Some(comment) = line.strip_prefix('#') {
                 title = comment.trim().to_string();
             } else if !line.is_empty() {
-                in_file.push(GameRecord { source: source.clone(), title: std::mem::take(&mut title), record: line.to_string(), written });
+                in_file.push(GameRecord {
+                    source: source.clone(),
+                    title: std::mem::take(&mut title),
+                    record: line.to_string(),
+                    written,
+                });
             }
         }
         games.extend(in_file.into_iter().rev());
@@ -153,7 +166,14 @@ fn view(path: &Path, run: &RunDir) -> RunView {
             id,
         })
         .collect();
-    RunView { path: path.display().to_string(), variant: run_variant(run), best: run.best_model(), models, metrics: run.metrics(), games: newest_games(run) }
+    RunView {
+        path: path.display().to_string(),
+        variant: run_variant(run),
+        best: run.best_model(),
+        models,
+        metrics: run.metrics(),
+        games: newest_games(run),
+    }
 }
 
 /// `GET /api/runs/{n}`.
@@ -162,7 +182,8 @@ fn view(path: &Path, run: &RunDir) -> RunView {
 /// No run `n`, or its directory cannot be opened.
 pub async fn run(State(state): State<Arc<AppState>>, UrlPath(n): UrlPath<usize>) -> Result<Json<RunView>, ApiError> {
     let (path, dir) = run_dir(&state, n)?;
-    let view = tokio::task::spawn_blocking(move || view(&path, &dir)).await.map_err(|e| ApiError::Engine(e.to_string()))?;
+    let view =
+        tokio::task::spawn_blocking(move || view(&path, &dir)).await.map_err(|e| ApiError::Engine(e.to_string()))?;
     Ok(Json(view))
 }
 
@@ -179,7 +200,10 @@ fn signature(run: &RunDir) -> (u64, usize, Option<String>, f64) {
 ///
 /// # Errors
 /// No run `n`.
-pub async fn live(State(state): State<Arc<AppState>>, UrlPath(n): UrlPath<usize>) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+pub async fn live(
+    State(state): State<Arc<AppState>>,
+    UrlPath(n): UrlPath<usize>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (_, dir) = run_dir(&state, n)?;
     let (tx, rx) = tokio::sync::mpsc::channel(4);
     tokio::spawn(async move {

@@ -42,7 +42,11 @@ async fn get(app: &Router, uri: &str) -> (StatusCode, String) {
 }
 
 async fn post_text(app: &Router, uri: &str, body: &Value) -> (StatusCode, String) {
-    let request = Request::post(uri).header("host", HOST).header("content-type", "application/json").body(Body::from(body.to_string())).expect("a request");
+    let request = Request::post(uri)
+        .header("host", HOST)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("a request");
     send(app, request).await
 }
 
@@ -79,7 +83,8 @@ async fn info_lists_variants_player_and_runs() {
     let (status, body) = get(&app(vec![PathBuf::from("/tmp/some-run")]), "/api/info").await;
     assert_eq!(status, StatusCode::OK);
     let info: Value = serde_json::from_str(&body).expect("JSON");
-    let names: Vec<&str> = info["variants"].as_array().expect("variants").iter().filter_map(|v| v["name"].as_str()).collect();
+    let names: Vec<&str> =
+        info["variants"].as_array().expect("variants").iter().filter_map(|v| v["name"].as_str()).collect();
     assert!(names.contains(&"copenhagen") && names.contains(&"brandubh") && names.contains(&"tablut"), "{names:?}");
     assert_eq!(info["player"], "alphabeta:depth=1");
     assert_eq!(info["players"], json!(PLAYERS));
@@ -106,7 +111,12 @@ async fn a_game_is_replayed_with_everything_to_draw() {
     let (status, view) = post(&app, "/api/game", &json!({ "variant": "brandubh", "moves": [] })).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(view["size"], 7);
-    let (status, view) = post(&app, "/api/game", &json!({ "start": "11/11/11/11/11/4a1d4/11/11/11/11/5k5 a", "moves": ["e6-e4", "g6-g5"] })).await;
+    let (status, view) = post(
+        &app,
+        "/api/game",
+        &json!({ "start": "11/11/11/11/11/4a1d4/11/11/11/11/5k5 a", "moves": ["e6-e4", "g6-g5"] }),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{view}");
     assert_eq!(view["plies"].as_array().expect("plies").len(), 2);
     assert!(view["standard_start"] == false);
@@ -152,7 +162,11 @@ async fn bad_moves_positions_and_bodies_get_clear_errors() {
     assert!(error_of(&body).contains("unknown variant `chess`"), "{body}");
     let (status, body) = post(&app, "/api/game", &json!({ "moves": "d1-d3" })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    let request = Request::post("/api/game").header("host", HOST).header("content-type", "application/json").body(Body::from("{\"moves\": [")).expect("a request");
+    let request = Request::post("/api/game")
+        .header("host", HOST)
+        .header("content-type", "application/json")
+        .body(Body::from("{\"moves\": ["))
+        .expect("a request");
     let (status, text) = send(&app, request).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(text.contains("\"error\""), "{text}");
@@ -192,10 +206,14 @@ async fn the_engine_answers_with_a_legal_move() {
     for name in ["nonsense:x=1", "alphabeta:depth=2", "random"] {
         let (status, body) = post(&app, "/api/engine", &json!({ "player": name })).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
-        assert!(error_of(&body).contains(&format!("unknown player `{name}`")) && error_of(&body).contains("random:seed=3"), "{body}");
+        assert!(
+            error_of(&body).contains(&format!("unknown player `{name}`")) && error_of(&body).contains("random:seed=3"),
+            "{body}"
+        );
     }
     // The king on a corner: the game is over.
-    let (status, body) = post(&app, "/api/engine", &json!({ "start": "11/11/11/11/11/11/11/11/11/11/1k9 d", "moves": ["b1-a1"] })).await;
+    let (status, body) =
+        post(&app, "/api/engine", &json!({ "start": "11/11/11/11/11/11/11/11/11/11/1k9 d", "moves": ["b1-a1"] })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(error_of(&body).contains("over"), "{body}");
 }
@@ -253,7 +271,10 @@ async fn analysis_streams_deeper_searches_until_its_time_is_spent() {
     let events = events(&text);
     let searches: Vec<&Value> = events.iter().filter(|(n, _)| n == "search").map(|(_, d)| d).collect();
     assert!(searches.len() >= 2, "{text}");
-    assert!(searches.iter().all(|s| s["pv"].as_array().is_some_and(|pv| !pv.is_empty()) && s["value"].is_number()), "{text}");
+    assert!(
+        searches.iter().all(|s| s["pv"].as_array().is_some_and(|pv| !pv.is_empty()) && s["value"].is_number()),
+        "{text}"
+    );
     assert!(searches.windows(2).all(|w| w[0]["elapsed_ms"].as_u64() <= w[1]["elapsed_ms"].as_u64()), "{text}");
     // Each answer goes at least as deep as the one before: the last is the deepest.
     assert!(searches.windows(2).all(|w| w[0]["depth"].as_u64() <= w[1]["depth"].as_u64()), "{text}");
@@ -309,7 +330,8 @@ async fn a_net_player_shows_its_policy_over_the_board() {
     tiny_net(&model, tafl_rules::Variant::preset("brandubh").expect("brandubh"));
     let spec = format!("mcts:model={},visits=16", model.display());
     let app = router(Arc::new(AppState::new(config_with(&[&spec]))));
-    let (status, text) = post_text(&app, "/api/analyse", &json!({ "variant": "brandubh", "player": spec, "ms": 300 })).await;
+    let (status, text) =
+        post_text(&app, "/api/analyse", &json!({ "variant": "brandubh", "player": spec, "ms": 300 })).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let events = events(&text);
     assert_eq!(events[0].0, "policy", "{text}");
@@ -324,7 +346,12 @@ async fn a_net_player_shows_its_policy_over_the_board() {
 #[tokio::test]
 async fn game_values_come_for_every_ply() {
     let app = app(Vec::new());
-    let (status, text) = post_text(&app, "/api/game-values", &json!({ "moves": ["d1-d3", "e5-e2"], "player": "alphabeta:depth=1", "ms": 50 })).await;
+    let (status, text) = post_text(
+        &app,
+        "/api/game-values",
+        &json!({ "moves": ["d1-d3", "e5-e2"], "player": "alphabeta:depth=1", "ms": 50 }),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let values: Vec<Value> = events(&text).into_iter().filter(|(n, _)| n == "value").map(|(_, d)| d).collect();
     assert_eq!(values.len(), 3, "{text}");
@@ -348,7 +375,8 @@ async fn a_run_shows_metrics_models_and_games() {
     text.push_str("{\"cut by a kill\n");
     std::fs::write(run.join("logs/metrics.jsonl"), text).expect("metrics");
     std::fs::write(run.join("config.toml"), "[run]\nvariant = \"brandubh\"\n").expect("config");
-    std::fs::write(run.join("arena/gate-m000001.csv"), "# gate: m000001 vs m000000\nd1-d3 e5-e2,0,0,Ongoing\n").expect("games");
+    std::fs::write(run.join("arena/gate-m000001.csv"), "# gate: m000001 vs m000000\nd1-d3 e5-e2,0,0,Ongoing\n")
+        .expect("games");
     let app = app(vec![run.clone()]);
     let (status, body) = get(&app, "/api/runs/0").await;
     assert_eq!(status, StatusCode::OK, "{body}");

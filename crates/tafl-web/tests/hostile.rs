@@ -50,7 +50,8 @@ async fn no_request_runs_a_program() {
     let spec = format!("htp:cmd=/bin/sh -c touch {}", pwned.display());
     // The request, as a GET with the spec in the query: no such route any more.
     let uri = format!("/api/analyse?player={}", spec.replace(' ', "%20").replace('/', "%2F"));
-    let (status, _) = send(&app, Request::get(&uri).header("host", "127.0.0.1:8080").body(Body::empty()).expect("a request")).await;
+    let (status, _) =
+        send(&app, Request::get(&uri).header("host", "127.0.0.1:8080").body(Body::empty()).expect("a request")).await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     // The spec by name, on every route that builds a player.
     for route in ["/api/engine", "/api/analyse", "/api/game-values"] {
@@ -80,7 +81,11 @@ async fn requests_from_elsewhere_are_refused() {
         assert!(text.contains(said), "{text}");
     }
     // A form or a no-cors fetch can only send text/plain (no preflight): not JSON here.
-    let request = Request::post("/api/engine").header("host", "127.0.0.1:8080").header("content-type", "text/plain").body(Body::from(body.to_string())).expect("a request");
+    let request = Request::post("/api/engine")
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "text/plain")
+        .body(Body::from(body.to_string()))
+        .expect("a request");
     let (status, text) = send(&app, request).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(text.contains("application/json"), "{text}");
@@ -126,7 +131,10 @@ fn start(config: ServeConfig) -> SocketAddr {
 /// Sends a whole HTTP/1.1 request on a new connection; returns the connection.
 fn open_request(addr: SocketAddr, method: &str, path: &str, body: &str) -> TcpStream {
     let mut stream = TcpStream::connect(addr).expect("a connection");
-    let head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len());
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
     stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).expect("sent");
     stream
 }

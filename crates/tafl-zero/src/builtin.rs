@@ -93,7 +93,11 @@ pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, ZeroError> {
         let _ = fs::rename(&temp, &dir);
     }
     let _ = fs::remove_dir_all(&temp);
-    if is_complete(&dir) { Ok(dir) } else { Err(ZeroError::io(&dir, std::io::Error::other("the shipped bundle could not be written there"))) }
+    if is_complete(&dir) {
+        Ok(dir)
+    } else {
+        Err(ZeroError::io(&dir, std::io::Error::other("the shipped bundle could not be written there")))
+    }
 }
 
 /// Every file of the bundle is in `dir` at its length.

@@ -114,7 +114,14 @@ pub struct NetSection {
 
 impl Default for NetSection {
     fn default() -> Self {
-        NetSection { blocks: 6, channels: 64, global_pool_interval: 3, policy_channels: 32, value_channels: 32, value_hidden: 64 }
+        NetSection {
+            blocks: 6,
+            channels: 64,
+            global_pool_interval: 3,
+            policy_channels: 32,
+            value_channels: 32,
+            value_hidden: 64,
+        }
     }
 }
 
@@ -562,7 +569,8 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.full_fraction) || s.full_fraction == 0.0 {
             return bad("selfplay.full-fraction", "must be in (0, 1]");
         }
-        if !(s.attacker_visits_scale.is_finite() && s.attacker_visits_scale > 0.0 && s.attacker_visits_scale <= 1000.0) {
+        if !(s.attacker_visits_scale.is_finite() && s.attacker_visits_scale > 0.0 && s.attacker_visits_scale <= 1000.0)
+        {
             return bad("selfplay.attacker-visits-scale", "must be above 0 and at most 1000");
         }
         if !(0.0..=1.0).contains(&s.resign_playout_fraction) {
@@ -616,7 +624,10 @@ impl RunConfig {
             return bad(key, &format!("must be at most {max}, found {value}"));
         }
         if f64::from(s.full_visits) * s.attacker_visits_scale > MAX_VISITS as f64 {
-            return bad("selfplay.attacker-visits-scale", &format!("times full-visits must be at most {MAX_VISITS} (the attackers' visits)"));
+            return bad(
+                "selfplay.attacker-visits-scale",
+                &format!("times full-visits must be at most {MAX_VISITS} (the attackers' visits)"),
+            );
         }
         Ok(())
     }
@@ -654,7 +665,12 @@ impl RunConfig {
             ("gate.threshold", self.gate.threshold),
         ];
         if let Some(sprt) = &self.gate.sprt {
-            floats.extend([("gate.sprt.elo0", sprt.elo0), ("gate.sprt.elo1", sprt.elo1), ("gate.sprt.alpha", sprt.alpha), ("gate.sprt.beta", sprt.beta)]);
+            floats.extend([
+                ("gate.sprt.elo0", sprt.elo0),
+                ("gate.sprt.elo1", sprt.elo1),
+                ("gate.sprt.alpha", sprt.alpha),
+                ("gate.sprt.beta", sprt.beta),
+            ]);
         }
         floats
     }
@@ -663,7 +679,8 @@ impl RunConfig {
     /// `configs/README.md`): generous, but finite, so that no config aborts a run on an
     /// allocation or makes it wait forever.
     fn sizes(&self) -> [(&'static str, u64, u64); 36] {
-        let (n, s, o, g, e, w) = (&self.net, &self.selfplay, &self.optimize, &self.gate, &self.evaluate, &self.warm_start);
+        let (n, s, o, g, e, w) =
+            (&self.net, &self.selfplay, &self.optimize, &self.gate, &self.evaluate, &self.warm_start);
         let size = |v: usize| v as u64;
         [
             ("net.blocks", size(n.blocks), 64),
@@ -789,10 +806,15 @@ mod tests {
         let e = RunConfig::from_toml("[warm-start]\nrecords = [\"human\"]\nsteps = 0\n").unwrap_err().to_string();
         assert!(e.contains("warm-start.steps"), "{e}");
         for scale in ["0.0", "-1.0", "nan", "inf", "2000.0"] {
-            let e = RunConfig::from_toml(&format!("[selfplay]\nattacker-visits-scale = {scale}\n")).unwrap_err().to_string();
+            let e = RunConfig::from_toml(&format!("[selfplay]\nattacker-visits-scale = {scale}\n"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("selfplay.attacker-visits-scale"), "{scale}: {e}");
         }
-        assert_eq!(RunConfig::from_toml("[selfplay]\nattacker-visits-scale = 4.0\n").unwrap().selfplay.attacker_visits_scale, 4.0);
+        assert_eq!(
+            RunConfig::from_toml("[selfplay]\nattacker-visits-scale = 4.0\n").unwrap().selfplay.attacker_visits_scale,
+            4.0
+        );
     }
 
     /// Every float of `value` with its dotted key, tables walked in order.
@@ -851,7 +873,9 @@ mod tests {
                 let n = toml::Value::Integer(i64::try_from(n).unwrap());
                 set(&mut value, key, n.clone());
                 // The bound of a minimum is the bound of its maximum too.
-                for (low, high) in [("optimize.window-min", "optimize.window-max"), ("optimize.min-steps", "optimize.max-steps")] {
+                for (low, high) in
+                    [("optimize.window-min", "optimize.window-max"), ("optimize.min-steps", "optimize.max-steps")]
+                {
                     if key == low {
                         set(&mut value, high, n.clone());
                     }
@@ -869,13 +893,18 @@ mod tests {
         assert_eq!(e, "`net.channels`: must be at most 1024, found 1000000");
         // The attackers' visits are the full visits scaled: bounded too.
         assert!(RunConfig::from_toml("[selfplay]\nfull-visits = 1000\nattacker-visits-scale = 1000.0\n").is_ok());
-        let e = RunConfig::from_toml("[selfplay]\nfull-visits = 1001\nattacker-visits-scale = 1000.0\n").unwrap_err().to_string();
+        let e = RunConfig::from_toml("[selfplay]\nfull-visits = 1001\nattacker-visits-scale = 1000.0\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("selfplay.attacker-visits-scale") && e.contains("1000000"), "{e}");
     }
 
     #[test]
     fn a_selfplay_opponent_is_checked_by_key() {
-        let config = RunConfig::from_toml("[selfplay]\nopponent = \"alphabeta:depth=3\"\nopponent-fraction = 0.25\nopponent-side = \"defenders\"\n").unwrap();
+        let config = RunConfig::from_toml(
+            "[selfplay]\nopponent = \"alphabeta:depth=3\"\nopponent-fraction = 0.25\nopponent-side = \"defenders\"\n",
+        )
+        .unwrap();
         assert_eq!((config.selfplay.opponent_fraction, config.selfplay.opponent_side), (0.25, OpponentSide::Defenders));
         for (text, key) in [
             ("opponent = \"alphabeta:depth=3\"\nopponent-fraction = 1.5", "selfplay.opponent-fraction"),
@@ -892,11 +921,15 @@ mod tests {
 
     #[test]
     fn opponents_are_one_spec_or_an_array_and_round_trip() {
-        let one = RunConfig::from_toml("[selfplay]\nopponent = \"alphabeta:depth=3\"\nopponent-fraction = 0.5\n").unwrap();
+        let one =
+            RunConfig::from_toml("[selfplay]\nopponent = \"alphabeta:depth=3\"\nopponent-fraction = 0.5\n").unwrap();
         assert_eq!(one.selfplay.opponent.specs(), ["alphabeta:depth=3"]);
         let none = RunConfig::from_toml("[selfplay]\nopponent = \"\"\n").unwrap();
         assert!(none.selfplay.opponent.is_empty());
-        let many = RunConfig::from_toml("[selfplay]\nopponent = [\"alphabeta:depth=1\", \"alphabeta:depth=3\"]\nopponent-fraction = 0.5\n").unwrap();
+        let many = RunConfig::from_toml(
+            "[selfplay]\nopponent = [\"alphabeta:depth=1\", \"alphabeta:depth=3\"]\nopponent-fraction = 0.5\n",
+        )
+        .unwrap();
         assert_eq!(many.selfplay.opponent.specs(), ["alphabeta:depth=1", "alphabeta:depth=3"]);
         for config in [one, none, many] {
             assert_eq!(RunConfig::from_toml(&config.to_toml()).unwrap(), config);

@@ -28,7 +28,9 @@ pub fn best_history(run: &RunDir) -> Vec<String> {
         .models()
         .into_iter()
         .enumerate()
-        .filter(|(i, id)| *i == 0 || run.arena_result(&crate::gate::result_name(id)).is_some_and(|r| r["passed"] == true))
+        .filter(|(i, id)| {
+            *i == 0 || run.arena_result(&crate::gate::result_name(id)).is_some_and(|r| r["passed"] == true)
+        })
         .map(|(_, id)| id)
         .collect();
     history.dedup();
@@ -64,7 +66,8 @@ pub fn evaluate(
 ) -> Result<serde_json::Value, ZeroError> {
     let e = &config.evaluate;
     let info = run.model_info(model, &expected_for(variant))?;
-    let me = model_spec(run, model, e.visits, e.batch).ok_or_else(|| ZeroError::Other(format!("bad model path for {model}")))?;
+    let me = model_spec(run, model, e.visits, e.batch)
+        .ok_or_else(|| ZeroError::Other(format!("bad model path for {model}")))?;
     let mut opponents: Vec<PlayerSpec> = Vec::new();
     for text in &e.opponents {
         opponents.push(text.parse().map_err(|err| ZeroError::Arena(format!("evaluate.opponents `{text}`: {err}")))?);

@@ -131,7 +131,10 @@ impl BundleSearch {
     pub fn time(&self) -> Result<Option<Duration>, String> {
         self.time_per_move
             .as_deref()
-            .map(|t| parse_duration(t).ok_or_else(|| format!("search.time_per_move = {t:?}: expected a duration such as 1s or 500ms")))
+            .map(|t| {
+                parse_duration(t)
+                    .ok_or_else(|| format!("search.time_per_move = {t:?}: expected a duration such as 1s or 500ms"))
+            })
             .transpose()
     }
 }
@@ -200,7 +203,10 @@ fn temp_sibling(dir: &Path) -> PathBuf {
 /// load; the run's storage fails; I/O errors. On error nothing is left at `out`.
 pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<ExportReport, ZeroError> {
     if out.exists() || out.symlink_metadata().is_ok() {
-        return Err(other(format!("{} already exists: export never overwrites; choose another --out or remove it", out.display())));
+        return Err(other(format!(
+            "{} already exists: export never overwrites; choose another --out or remove it",
+            out.display()
+        )));
     }
     // Opening a local run makes its folders: a directory that holds none is not made one.
     if let Ok(Location::Local(path)) = Location::parse(&run_dir.to_string_lossy())
@@ -211,7 +217,9 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     let run = RunDir::open(run_dir)?;
     let models = run.models();
     let id = match options.model.as_deref() {
-        None | Some("best") => run.best_model().ok_or_else(|| other(format!("{}: no complete model to export", run.location())))?,
+        None | Some("best") => {
+            run.best_model().ok_or_else(|| other(format!("{}: no complete model to export", run.location())))?
+        }
         Some(id) if models.iter().any(|m| m == id) => id.to_string(),
         Some(id) => {
             return Err(other(format!(
@@ -228,7 +236,8 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     let model_dir = run.model_dir(&id);
     let meta_path = model_dir.join("meta.json");
     let text = fs::read_to_string(&meta_path).map_err(|e| ZeroError::io(&meta_path, e))?;
-    let meta: CheckpointMeta = serde_json::from_str(&text).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
+    let meta: CheckpointMeta =
+        serde_json::from_str(&text).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
     if meta.encoding_version != tafl_nn::ENCODING_VERSION {
         return Err(other(format!(
             "{}: encoding_version {} but this build plays encoding {}; the bundle would not load",
@@ -259,7 +268,14 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     }
 }
 
-fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expected: &Expected, options: &ExportOptions) -> Result<BundleManifest, ZeroError> {
+fn write_bundle(
+    temp: &Path,
+    run: &RunDir,
+    id: &str,
+    meta: &CheckpointMeta,
+    expected: &Expected,
+    options: &ExportOptions,
+) -> Result<BundleManifest, ZeroError> {
     let model_dir = run.model_dir(id);
     let weights = temp.join(WEIGHTS);
     for name in CHECKPOINT_FILES {
@@ -272,7 +288,8 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
     let text = serde_json::to_string_pretty(&meta).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
     fs::write(&meta_path, text).map_err(|e| ZeroError::io(&meta_path, e))?;
     // Load the copy: the weights match their digest and their config.
-    let loaded = checkpoint::load(&weights, expected, &tafl_nn::device()).map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
+    let loaded = checkpoint::load(&weights, expected, &tafl_nn::device())
+        .map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
     let config = loaded.config;
     tafl_nn::onnx::export(&loaded.model, &config, &temp.join(ONNX))
         .map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
@@ -281,8 +298,20 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
         format_version: BUNDLE_FORMAT,
         variant: meta.variant.clone(),
         encoding_version: meta.encoding_version,
-        net: BundleNet { name: config.name(), board_size: config.board_size, input_planes: config.input_planes, blocks: config.blocks, channels: config.channels },
-        search: BundleSearch { visits: options.visits, time_per_move: options.time_per_move.map(format_duration), gumbel: options.gumbel, batch: options.batch.max(1), guard: 0 },
+        net: BundleNet {
+            name: config.name(),
+            board_size: config.board_size,
+            input_planes: config.input_planes,
+            blocks: config.blocks,
+            channels: config.channels,
+        },
+        search: BundleSearch {
+            visits: options.visits,
+            time_per_move: options.time_per_move.map(format_duration),
+            gumbel: options.gumbel,
+            batch: options.batch.max(1),
+            guard: 0,
+        },
         source: Some(BundleSource {
             run: run.name().to_string(),
             model: id.to_string(),
@@ -292,7 +321,9 @@ fn write_bundle(temp: &Path, run: &RunDir, id: &str, meta: &CheckpointMeta, expe
         }),
     };
     let body = toml::to_string_pretty(&manifest).map_err(|e| other(format!("{MANIFEST}: {e}")))?;
-    let text = format!("# A tafl player bundle, written by `tafl export`. Run it with `tafl engine --player <this directory>`.\n\n{body}");
+    let text = format!(
+        "# A tafl player bundle, written by `tafl export`. Run it with `tafl engine --player <this directory>`.\n\n{body}"
+    );
     let path = temp.join(MANIFEST);
     fs::write(&path, text).map_err(|e| ZeroError::io(&path, e))?;
     let path = temp.join("README.md");
@@ -305,7 +336,11 @@ fn readme(m: &BundleManifest, id: &str, policy_len: usize) -> String {
 }
 
 fn readme_tafl(m: &BundleManifest, id: &str) -> String {
-    let time = m.search.time_per_move.as_deref().map_or_else(String::new, |t| format!(", at most {t} per move unless the caller sets a clock"));
+    let time = m
+        .search
+        .time_per_move
+        .as_deref()
+        .map_or_else(String::new, |t| format!(", at most {t} per move unless the caller sets a clock"));
     format!(
         "# tafl player bundle: {variant}, {net}\n\n\
          Model `{id}` ({net}, encoding version {enc}), searching {visits} visits per move{time} \
@@ -368,7 +403,11 @@ pub fn read_manifest(dir: &Path) -> Result<BundleManifest, ZeroError> {
     let text = fs::read_to_string(&path).map_err(|e| ZeroError::io(&path, e))?;
     let manifest: BundleManifest = toml::from_str(&text).map_err(|e| other(format!("{}: {e}", path.display())))?;
     if manifest.format_version != BUNDLE_FORMAT {
-        return Err(other(format!("{}: format_version {} is not supported (this build reads {BUNDLE_FORMAT})", path.display(), manifest.format_version)));
+        return Err(other(format!(
+            "{}: format_version {} is not supported (this build reads {BUNDLE_FORMAT})",
+            path.display(),
+            manifest.format_version
+        )));
     }
     manifest.search.time().map_err(|e| other(format!("{}: {e}", path.display())))?;
     Ok(manifest)
@@ -383,12 +422,23 @@ pub const BUNDLE_KEYS: [&str; 7] = ["visits", "batch", "gumbel", "cache", "seed"
 /// # Errors
 /// `player.toml` does not read; the bundle is for another variant; the weights do not load;
 /// an override is unknown or malformed.
-pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Path, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
+pub fn bundle_player(
+    factory: &ZeroFactory,
+    variant: &'static Variant,
+    dir: &Path,
+    spec: &PlayerSpec,
+    game_seed: u64,
+) -> Result<Box<dyn Player>, SpecError> {
     spec.check_keys(&BUNDLE_KEYS)?;
     let build = |message: String| SpecError::Build { spec: spec.name.clone(), message };
     let manifest = read_manifest(dir).map_err(|e| build(e.to_string()))?;
     if manifest.variant != variant.name() {
-        return Err(build(format!("{}: variant = {:?}, but the game is {}", dir.join(MANIFEST).display(), manifest.variant, variant.name())));
+        return Err(build(format!(
+            "{}: variant = {:?}, but the game is {}",
+            dir.join(MANIFEST).display(),
+            manifest.variant,
+            variant.name()
+        )));
     }
     let s = &manifest.search;
     let visits = spec.bounded("visits", MAX_SEARCH_COUNT)?.map_or(s.visits, |v| v as u32);
@@ -400,7 +450,13 @@ pub fn bundle_player(factory: &ZeroFactory, variant: &'static Variant, dir: &Pat
         None => s.gumbel,
         Some("true" | "yes" | "1") => true,
         Some("false" | "no" | "0") => false,
-        Some(v) => return Err(SpecError::BadValue { key: "gumbel".into(), value: v.into(), expected: "true or false".into() }),
+        Some(v) => {
+            return Err(SpecError::BadValue {
+                key: "gumbel".into(),
+                value: v.into(),
+                expected: "true or false".into(),
+            });
+        }
     };
     let time = s.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?;
     let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
@@ -436,10 +492,13 @@ mod tests {
         let _ = fs::remove_dir_all(&base);
         let variant = run_with_one_model(&base.join("run"));
         let out = base.join("bundles").join("p1");
-        let options = ExportOptions { visits: 8, time_per_move: Some(Duration::from_millis(1500)), ..ExportOptions::default() };
+        let options =
+            ExportOptions { visits: 8, time_per_move: Some(Duration::from_millis(1500)), ..ExportOptions::default() };
         let report = export(&base.join("run"), &out, &options).unwrap();
         assert_eq!(report.model, "m000000");
-        for f in ["player.toml", "README.md", "net.onnx", "weights/weights.bpk", "weights/config.json", "weights/meta.json"] {
+        for f in
+            ["player.toml", "README.md", "net.onnx", "weights/weights.bpk", "weights/config.json", "weights/meta.json"]
+        {
             assert!(out.join(f).is_file(), "{f}");
         }
         assert!(fs::metadata(out.join(ONNX)).unwrap().len() > 0);
@@ -456,7 +515,10 @@ mod tests {
         let source = manifest.source.as_ref().unwrap();
         assert_eq!((source.run.as_str(), source.model.as_str()), ("run", "m000000"));
         let text = fs::read_to_string(out.join(MANIFEST)).unwrap();
-        assert!(!text.contains(&*base.to_string_lossy()) && !text.contains(&*std::env::temp_dir().to_string_lossy()), "{text}");
+        assert!(
+            !text.contains(&*base.to_string_lossy()) && !text.contains(&*std::env::temp_dir().to_string_lossy()),
+            "{text}"
+        );
         assert!(is_bundle(&out));
         // No temporary directory is left beside the bundle.
         assert_eq!(fs::read_dir(base.join("bundles")).unwrap().count(), 1);
@@ -481,7 +543,13 @@ mod tests {
         assert!(e.contains("already exists") && e.contains("p1"), "{e}");
         assert!(out.join("player.toml").is_file());
         // An unknown model and a directory that is no run are named.
-        let e = export(&base.join("run"), &base.join("p2"), &ExportOptions { model: Some("m000009".into()), ..options.clone() }).unwrap_err().to_string();
+        let e = export(
+            &base.join("run"),
+            &base.join("p2"),
+            &ExportOptions { model: Some("m000009".into()), ..options.clone() },
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("m000009") && e.contains("m000000"), "{e}");
         let e = export(&base.join("nowhere"), &base.join("p3"), &options).unwrap_err().to_string();
         assert!(e.contains("not a run directory"), "{e}");

@@ -99,7 +99,9 @@ pub fn gate(
         seconds: 0.0,
     };
     if g.enabled && best != candidate {
-        let spec = |id: &str| model_spec(run, id, g.visits, g.batch).ok_or_else(|| ZeroError::Other(format!("bad model path for {id}")));
+        let spec = |id: &str| {
+            model_spec(run, id, g.visits, g.batch).ok_or_else(|| ZeroError::Other(format!("bad model path for {id}")))
+        };
         let (a, b) = (spec(candidate)?, spec(&best)?);
         let pairs = g.games.div_ceil(2).max(1);
         let seed = config.run.seed ^ 0x6A7E ^ crate::rundir::model_number(candidate).map_or(0, u64::from);
@@ -140,8 +142,10 @@ pub fn gate(
             Some(SprtDecision::AcceptH0) => false,
             _ => result.score >= g.threshold,
         };
-        let records: String = results.games.iter().map(|r| tafl_arena::record::archive_line(&r.played) + "\n").collect();
-        let header = format!("# gate: {candidate} (player 0) vs {best}; games alternate sides, see gate-{candidate}.json\n");
+        let records: String =
+            results.games.iter().map(|r| tafl_arena::record::archive_line(&r.played) + "\n").collect();
+        let header =
+            format!("# gate: {candidate} (player 0) vs {best}; games alternate sides, see gate-{candidate}.json\n");
         run.write_arena_text(&format!("gate-{candidate}.csv"), &(header + &records))?;
     }
     result.seconds = started.elapsed().as_secs_f64();
@@ -171,19 +175,48 @@ mod tests {
         let run = RunDir::open(&root).unwrap();
         let mut config = RunConfig::default();
         config.run.variant = "brandubh".into();
-        config.net = NetSection { blocks: 1, channels: 8, global_pool_interval: 0, policy_channels: 2, value_channels: 2, value_hidden: 8 };
+        config.net = NetSection {
+            blocks: 1,
+            channels: 8,
+            global_pool_interval: 0,
+            policy_channels: 2,
+            value_channels: 2,
+            value_hidden: 8,
+        };
         crate::optimize::ensure_initial_model(&run, &config, variant).unwrap();
         // One step at a NaN learning rate: every weight it touches is NaN.
         let net_config = config.net_config(variant.size());
-        let mut trainer = Trainer::new(net_config.init(&tafl_nn::device()), TrainConfig::new().with_learning_rate(f64::NAN));
+        let mut trainer =
+            Trainer::new(net_config.init(&tafl_nn::device()), TrainConfig::new().with_learning_rate(f64::NAN));
         let moves = net_config.policy_len();
         let mut policy = vec![0.0; 2 * moves];
         (policy[0], policy[moves]) = (1.0, 1.0);
         let planes = vec![0.0; 2 * INPUT_PLANES * 49];
-        let batch = TrainBatch::from_slices(&net_config, &planes, &policy, &vec![true; 2 * moves], &[0.0, 0.0], &trainer.device()).unwrap();
+        let batch = TrainBatch::from_slices(
+            &net_config,
+            &planes,
+            &policy,
+            &vec![true; 2 * moves],
+            &[0.0, 0.0],
+            &trainer.device(),
+        )
+        .unwrap();
         trainer.step(&batch);
-        let info = ModelInfo { id: "m000001".into(), parent: Some("m000000".into()), iteration: 1, net: net_config.name(), ..ModelInfo::default() };
-        tafl_nn::checkpoint::save(&run.model_dir("m000001"), &trainer.model(), &net_config, &info.into_meta(variant.name()), None).unwrap();
+        let info = ModelInfo {
+            id: "m000001".into(),
+            parent: Some("m000000".into()),
+            iteration: 1,
+            net: net_config.name(),
+            ..ModelInfo::default()
+        };
+        tafl_nn::checkpoint::save(
+            &run.model_dir("m000001"),
+            &trainer.model(),
+            &net_config,
+            &info.into_meta(variant.name()),
+            None,
+        )
+        .unwrap();
         let factory = ZeroFactory::new(variant);
         // Gated or not (promoted without games), it stays out.
         for enabled in [false, true] {

@@ -84,7 +84,11 @@ impl ImportStats {
 ///
 /// # Errors
 /// An illegal ply (with its number), or an unknown result.
-pub fn game_samples(record: &ArchiveGame, variant: &'static Variant, options: &ImportOptions) -> Result<(Vec<Sample>, Option<Side>), String> {
+pub fn game_samples(
+    record: &ArchiveGame,
+    variant: &'static Variant,
+    options: &ImportOptions,
+) -> Result<(Vec<Sample>, Option<Side>), String> {
     let mut game = Game::new(variant);
     let mut samples = Vec::new();
     for (i, ply) in record.plies.iter().enumerate() {
@@ -92,7 +96,8 @@ pub fn game_samples(record: &ArchiveGame, variant: &'static Variant, options: &I
             break;
         }
         if i >= options.skip_plies {
-            let mut sample = Sample::of_position(game.position(), game.repetitions(), game.plies_since_capture(), game.ply());
+            let mut sample =
+                Sample::of_position(game.position(), game.repetitions(), game.plies_since_capture(), game.ply());
             sample.policy = vec![(tafl_nn::move_index(ply.mv.mv, variant.size()) as u16, 1.0)];
             sample.weight = options.weight;
             samples.push(sample);
@@ -106,7 +111,12 @@ pub fn game_samples(record: &ArchiveGame, variant: &'static Variant, options: &I
             Some("Black") => Some(Side::Attackers),
             Some("White") => Some(Side::Defenders),
             Some("Draw") => None,
-            other => return Err(format!("no result: the rules do not end the game and the record says `{}`", other.unwrap_or(""))),
+            other => {
+                return Err(format!(
+                    "no result: the rules do not end the game and the record says `{}`",
+                    other.unwrap_or("")
+                ));
+            }
         },
     };
     for s in &mut samples {
@@ -122,7 +132,13 @@ pub fn game_samples(record: &ArchiveGame, variant: &'static Variant, options: &I
 ///
 /// # Errors
 /// A shard cannot be written.
-pub fn import_records(out: &Path, variant: &'static Variant, text: &str, source: &str, options: &ImportOptions) -> Result<ImportStats, ZeroError> {
+pub fn import_records(
+    out: &Path,
+    variant: &'static Variant,
+    text: &str,
+    source: &str,
+    options: &ImportOptions,
+) -> Result<ImportStats, ZeroError> {
     std::fs::create_dir_all(out).map_err(|e| ZeroError::io(out, e))?;
     let mut stats = ImportStats::default();
     let mut seen = HashSet::new();
@@ -195,10 +211,14 @@ pub fn teacher_games(
     observer: &dyn Observer,
 ) -> Result<String, ZeroError> {
     let games = warm.teacher_games;
-    let limits = teacher.limits().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
-    factory.build(teacher, seed).map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
-    let defender_limits =
-        defenders_spec.limits().map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", defenders_spec.name)))?;
+    let limits =
+        teacher.limits().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
+    factory
+        .build(teacher, seed)
+        .map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
+    let defender_limits = defenders_spec
+        .limits()
+        .map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", defenders_spec.name)))?;
     factory
         .build(defenders_spec, seed)
         .map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", defenders_spec.name)))?;
@@ -216,10 +236,19 @@ pub fn teacher_games(
                         break;
                     }
                     let game_seed = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    let (Ok(mut attackers), Ok(mut defenders)) = (factory.build(teacher, game_seed), factory.build(defenders_spec, game_seed ^ 1)) else {
+                    let (Ok(mut attackers), Ok(mut defenders)) =
+                        (factory.build(teacher, game_seed), factory.build(defenders_spec, game_seed ^ 1))
+                    else {
                         continue;
                     };
-                    let played = play_game(&openings[i % openings.len()], attackers.as_mut(), &limits, defenders.as_mut(), &defender_limits, warm.teacher_max_plies);
+                    let played = play_game(
+                        &openings[i % openings.len()],
+                        attackers.as_mut(),
+                        &limits,
+                        defenders.as_mut(),
+                        &defender_limits,
+                        warm.teacher_max_plies,
+                    );
                     let mut lines = lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     if !matches!(played.termination, tafl_arena::Termination::Forfeit { .. }) {
                         lines.push((i, tafl_arena::record::archive_line(&played)));
@@ -292,14 +321,19 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         let run = crate::RunDir::open(&root).expect("run dir");
         let doubled = format!("{ARCHIVE}\nthis is not a record,0,0,Black\n{ARCHIVE}");
-        let stats = import_records(&run.import_dir(), v, &doubled, "archive.csv", &ImportOptions::default()).expect("import");
+        let stats =
+            import_records(&run.import_dir(), v, &doubled, "archive.csv", &ImportOptions::default()).expect("import");
         let lines = ARCHIVE.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).count() as u64;
         assert_eq!(stats.duplicates, lines, "the second copy is skipped");
         let ongoing = ARCHIVE.lines().filter(|l| l.ends_with(",Ongoing")).count() as u64;
         assert!(stats.games >= lines - ongoing - 5 && stats.games <= lines, "{stats:?}");
         assert_eq!(stats.games, stats.attacker_wins + stats.defender_wins + stats.draws);
         let bad = doubled.lines().position(|l| l.starts_with("this is")).expect("the bad line") + 1;
-        assert!(stats.skipped.iter().any(|s| s.starts_with(&format!("archive.csv:{bad}: column 1"))), "{:?}", stats.skipped);
+        assert!(
+            stats.skipped.iter().any(|s| s.starts_with(&format!("archive.csv:{bad}: column 1"))),
+            "{:?}",
+            stats.skipped
+        );
         let (shards, warnings) = run.shards(&shard_expect(v));
         assert!(warnings.is_empty(), "{warnings:?}");
         let mut samples = 0;
@@ -319,15 +353,24 @@ mod tests {
     fn teacher_games_are_legal_records_from_different_openings() {
         let v = Variant::preset("brandubh").expect("preset");
         let teacher: PlayerSpec = "alphabeta:depth=1".parse().expect("spec");
-        let warm = WarmStartConfig { teacher_games: 6, teacher_opening_plies: 4, teacher_max_plies: 60, threads: 2, ..WarmStartConfig::default() };
-        let text = teacher_games(v, &teacher, &teacher, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).expect("games");
+        let warm = WarmStartConfig {
+            teacher_games: 6,
+            teacher_opening_plies: 4,
+            teacher_max_plies: 60,
+            threads: 2,
+            ..WarmStartConfig::default()
+        };
+        let text =
+            teacher_games(v, &teacher, &teacher, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).expect("games");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 6);
-        let openings: HashSet<String> = lines.iter().map(|l| l.split(' ').take(4).collect::<Vec<_>>().join(" ")).collect();
+        let openings: HashSet<String> =
+            lines.iter().map(|l| l.split(' ').take(4).collect::<Vec<_>>().join(" ")).collect();
         assert!(openings.len() > 1, "{openings:?}");
         let options = ImportOptions { skip_plies: 4, ..ImportOptions::default() };
         for line in lines {
-            let (samples, _) = game_samples(&parse_archive_line(line, v.size()).expect("archive line"), v, &options).expect("legal");
+            let (samples, _) =
+                game_samples(&parse_archive_line(line, v.size()).expect("archive line"), v, &options).expect("legal");
             assert!(samples.iter().all(|s| s.ply >= 4));
         }
         let bad: PlayerSpec = "nobody".parse().expect("spec");

@@ -131,8 +131,10 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
         return Err(ZeroError::NotFinite { model: format!("--init-from {}", dir.display()), what: "weights" });
     }
     let id = model_id(1);
-    let info = ModelInfo { id: id.clone(), iteration: 1, created: now(), net: loaded.config.name(), ..ModelInfo::default() };
-    checkpoint::save(&run.model_dir(&id), &loaded.model, &loaded.config, &info.into_meta(variant.name()), None).map_err(model_error(&id))?;
+    let info =
+        ModelInfo { id: id.clone(), iteration: 1, created: now(), net: loaded.config.name(), ..ModelInfo::default() };
+    checkpoint::save(&run.model_dir(&id), &loaded.model, &loaded.config, &info.into_meta(variant.name()), None)
+        .map_err(model_error(&id))?;
     if run.publish_model(&id)? == Put::Exists {
         return Err(ZeroError::Other(format!("{}: model {id} exists already", run.location())));
     }
@@ -209,7 +211,13 @@ pub struct BatchArrays {
 /// Encodes samples under one random symmetry each (or none), with value targets
 /// `(1 - value_mix) * outcome + value_mix * root value`. Samples whose position does not rebuild
 /// are left out.
-pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: bool, value_mix: f32, rng: &mut impl Rng) -> BatchArrays {
+pub fn encode_batch(
+    samples: &[&Sample],
+    variant: &'static Variant,
+    symmetries: bool,
+    value_mix: f32,
+    rng: &mut impl Rng,
+) -> BatchArrays {
     let size = variant.size();
     let area = usize::from(size) * usize::from(size);
     let moves = policy_len(size);
@@ -220,7 +228,12 @@ pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: 
         let position = sym.position(&position);
         let start = out.planes.len();
         out.planes.resize(start + INPUT_PLANES * area, 0.0);
-        encode_position(&position, usize::from(sample.repetitions), usize::from(sample.plies_since_capture), &mut out.planes[start..]);
+        encode_position(
+            &position,
+            usize::from(sample.repetitions),
+            usize::from(sample.plies_since_capture),
+            &mut out.planes[start..],
+        );
         let row = out.policy.len();
         out.policy.resize(row + moves, 0.0);
         out.legal.resize(row + moves, false);
@@ -244,17 +257,29 @@ pub fn encode_batch(samples: &[&Sample], variant: &'static Variant, symmetries: 
 fn without_stale(shards: Vec<ShardInfo>, newest: &str, lag: u32, observer: &dyn Observer) -> Vec<ShardInfo> {
     let Some(newest) = model_number(newest).filter(|_| lag > 0) else { return shards };
     let before = shards.len();
-    let kept: Vec<ShardInfo> =
-        shards.into_iter().filter(|s| model_number(&s.header.model).is_none_or(|n| n.saturating_add(lag) >= newest)).collect();
+    let kept: Vec<ShardInfo> = shards
+        .into_iter()
+        .filter(|s| model_number(&s.header.model).is_none_or(|n| n.saturating_add(lag) >= newest))
+        .collect();
     if kept.len() < before {
-        observer.info(&format!("optimize: left out {} shards of models more than {lag} older than m{newest:06} (optimize.max-model-lag)", before - kept.len()));
+        observer.info(&format!(
+            "optimize: left out {} shards of models more than {lag} older than m{newest:06} (optimize.max-model-lag)",
+            before - kept.len()
+        ));
     }
     kept
 }
 
 /// The samples of the newest shards that fill a window of `window` samples, imported ones with
 /// their weight scaled by `import_weight`; samples of weight 0 are left out.
-fn window_samples(run: &RunDir, shards: &[ShardInfo], window: u64, import_weight: f32, variant: &'static Variant, observer: &dyn Observer) -> Vec<Sample> {
+fn window_samples(
+    run: &RunDir,
+    shards: &[ShardInfo],
+    window: u64,
+    import_weight: f32,
+    variant: &'static Variant,
+    observer: &dyn Observer,
+) -> Vec<Sample> {
     let mut samples: Vec<Sample> = Vec::new();
     let import_dir = run.import_dir();
     for shard in shards.iter().rev() {
@@ -263,7 +288,8 @@ fn window_samples(run: &RunDir, shards: &[ShardInfo], window: u64, import_weight
         }
         let factor = if shard.path.starts_with(&import_dir) { import_weight } else { 1.0 };
         match read_shard(&shard.path, &shard_expect(variant)) {
-            Ok((_, s)) => samples.extend(s.into_iter().map(|s| Sample { weight: s.weight * factor, ..s }).filter(|s| s.weight > 0.0)),
+            Ok((_, s)) => samples
+                .extend(s.into_iter().map(|s| Sample { weight: s.weight * factor, ..s }).filter(|s| s.weight > 0.0)),
             Err(e) => observer.warn(&format!("skipping shard {e}")),
         }
     }
@@ -306,7 +332,8 @@ pub fn train_round(
     };
     let (games_total, samples_total) = totals(&shards);
     let new_games = games_total.saturating_sub(parent_info.games_total);
-    if samples_total == 0 || (!force && resumed.is_none() && new_games < u64::from(config.selfplay.games_per_iteration)) {
+    if samples_total == 0 || (!force && resumed.is_none() && new_games < u64::from(config.selfplay.games_per_iteration))
+    {
         return Ok(None);
     }
     let new_samples = samples_total.saturating_sub(parent_info.samples_total);
@@ -324,7 +351,10 @@ pub fn train_round(
     let iteration = parent_info.iteration + 1;
     let (mut trainer, net_config, mut state) = match resumed {
         Some(r) => {
-            observer.info(&format!("optimize: resuming the round from {parent} at step {} of {}", r.state.step, r.state.steps));
+            observer.info(&format!(
+                "optimize: resuming the round from {parent} at step {} of {}",
+                r.state.step, r.state.steps
+            ));
             (r.trainer, r.config, r.state)
         }
         None => {
@@ -338,7 +368,9 @@ pub fn train_round(
                     tc.optimizer()
                 }
             };
-            let seed = config.run.seed ^ u64::from(iteration).wrapping_mul(0xA24B_AED4_963E_E407) ^ u64::from(std::process::id());
+            let seed = config.run.seed
+                ^ u64::from(iteration).wrapping_mul(0xA24B_AED4_963E_E407)
+                ^ u64::from(std::process::id());
             let state = RoundState {
                 version: resume::RESUME_VERSION,
                 parent: parent.clone(),
@@ -361,8 +393,11 @@ pub fn train_round(
     let device = trainer.device();
     let steps = state.steps;
     let first_step = state.step;
-    let point_meta = ModelInfo { id: format!("{parent} round"), parent: Some(parent.clone()), iteration, ..ModelInfo::default() }.into_meta(variant.name());
-    let save_point = |state: &RoundState, trainer: &Trainer| resume::save(run, state, trainer, &net_config, point_meta.clone());
+    let point_meta =
+        ModelInfo { id: format!("{parent} round"), parent: Some(parent.clone()), iteration, ..ModelInfo::default() }
+            .into_meta(variant.name());
+    let save_point =
+        |state: &RoundState, trainer: &Trainer| resume::save(run, state, trainer, &net_config, point_meta.clone());
     let resume_every = Duration::from_secs_f64(o.resume_every_seconds);
     observer.stage("optimize", u64::from(steps), "steps");
     observer.progress(u64::from(first_step), "");
@@ -389,8 +424,9 @@ pub fn train_round(
             }
         }
         let arrays = encode_batch(&batch, variant, o.symmetries, o.value_mix, &mut rng);
-        let tensors = TrainBatch::from_slices(&net_config, &arrays.planes, &arrays.policy, &arrays.legal, &arrays.value, &device)
-            .map_err(|e| ZeroError::Other(format!("training batch: {e}")))?;
+        let tensors =
+            TrainBatch::from_slices(&net_config, &arrays.planes, &arrays.policy, &arrays.legal, &arrays.value, &device)
+                .map_err(|e| ZeroError::Other(format!("training batch: {e}")))?;
         let lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
         trainer.set_learning_rate(lr);
         let stats = trainer.step(&tensors);
@@ -407,7 +443,10 @@ pub fn train_round(
         state.learning_rate = lr;
         state.seconds = seconds_before + started.elapsed().as_secs_f64();
         let rate = (state.sums.trained - trained_before) as f64 / started.elapsed().as_secs_f64().max(1e-9);
-        observer.progress(u64::from(step + 1), &format!("loss {:.3} (p {:.3} v {:.3}) {rate:.0} samples/s", stats.total, stats.policy, stats.value));
+        observer.progress(
+            u64::from(step + 1),
+            &format!("loss {:.3} (p {:.3} v {:.3}) {rate:.0} samples/s", stats.total, stats.policy, stats.value),
+        );
         if state.step < steps && last_point.elapsed() >= resume_every {
             save_point(&state, &trainer)?;
             last_point = Instant::now();
@@ -431,7 +470,8 @@ pub fn train_round(
     // A round that diverged (or ran at a NaN learning rate) ends in a net that plays like any
     // other, and may pass a gate: it is not published, and its points go with it.
     let n = f64::from(steps.max(1));
-    let broken = if !(sums.loss / n).is_finite() { Some("losses") } else { (!model.weights_finite()).then_some("weights") };
+    let broken =
+        if !(sums.loss / n).is_finite() { Some("losses") } else { (!model.weights_finite()).then_some("weights") };
     if let Some(what) = broken {
         resume::clear_except(run, None);
         return Err(ZeroError::NotFinite { model: format!("the round from {parent}"), what });
@@ -493,9 +533,17 @@ mod tests {
     #[test]
     fn shards_of_models_older_than_the_lag_are_left_out() {
         let variant = Variant::preset("brandubh").expect("preset");
-        let shard = |model: &str| ShardInfo { path: format!("{model}.bin").into(), header: crate::shard::ShardHeader::new(variant, 1, model.into()) };
+        let shard = |model: &str| ShardInfo {
+            path: format!("{model}.bin").into(),
+            header: crate::shard::ShardHeader::new(variant, 1, model.into()),
+        };
         let shards = || vec![shard("m000001"), shard("m000003"), shard("import"), shard("m000005")];
-        let kept = |lag| without_stale(shards(), "m000005", lag, &crate::Plain).iter().map(|s| s.header.model.clone()).collect::<Vec<_>>();
+        let kept = |lag| {
+            without_stale(shards(), "m000005", lag, &crate::Plain)
+                .iter()
+                .map(|s| s.header.model.clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(kept(0), ["m000001", "m000003", "import", "m000005"]);
         assert_eq!(kept(2), ["m000003", "import", "m000005"]);
         assert_eq!(kept(1), ["import", "m000005"]);
@@ -513,7 +561,8 @@ mod tests {
         sample.policy = vec![(move_index(game.legal_moves()[0], 7) as u16, 1.0)];
         std::fs::create_dir_all(run.import_dir()).expect("dir");
         let header = crate::shard::ShardHeader::new(variant, 1, "import".into());
-        crate::shard::write_shard(&run.import_dir().join("a.bin"), header, &[sample.clone(), sample.clone()]).expect("shard");
+        crate::shard::write_shard(&run.import_dir().join("a.bin"), header, &[sample.clone(), sample.clone()])
+            .expect("shard");
         let own = run.selfplay_dir(&model_id(1));
         std::fs::create_dir_all(&own).expect("dir");
         let header = crate::shard::ShardHeader::new(variant, 1, model_id(1));
@@ -521,7 +570,10 @@ mod tests {
         let (shards, _) = run.shards(&shard_expect(variant));
         assert_eq!(shards.len(), 2);
         let weights = |import_weight: f32| -> Vec<f32> {
-            let mut w: Vec<f32> = window_samples(&run, &shards, 10, import_weight, variant, &crate::Plain).iter().map(|s| s.weight).collect();
+            let mut w: Vec<f32> = window_samples(&run, &shards, 10, import_weight, variant, &crate::Plain)
+                .iter()
+                .map(|s| s.weight)
+                .collect();
             w.sort_by(f32::total_cmp);
             w
         };
@@ -540,7 +592,8 @@ mod tests {
         let config = RunConfig::from_toml(crate::config::DEFAULT_CONFIG).expect("config");
         ensure_initial_model(&source, &config, brandubh).expect("a net");
         let run = RunDir::open(&base.join("new")).expect("run");
-        let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root()).expect_err("another variant");
+        let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root())
+            .expect_err("another variant");
         assert!(e.to_string().contains("--init-from"), "{e}");
         assert_eq!(init_from(&run, brandubh, source.root()).expect("starts"), Some(model_id(1)));
         assert_eq!(run.best_model(), Some(model_id(1)));
@@ -552,7 +605,13 @@ mod tests {
 
     #[test]
     fn the_window_grows_with_the_data() {
-        let c = OptimizeConfig { window_min: 1000, window_max: 100_000, window_scale: 250.0, window_exponent: 0.65, ..OptimizeConfig::default() };
+        let c = OptimizeConfig {
+            window_min: 1000,
+            window_max: 100_000,
+            window_scale: 250.0,
+            window_exponent: 0.65,
+            ..OptimizeConfig::default()
+        };
         assert_eq!(window_size(&c, 500), 500);
         assert_eq!(window_size(&c, 5000), 1000.max((250.0 * 5000f64.powf(0.65)) as u64).min(5000));
         let c = OptimizeConfig { window_scale: 10.0, ..c };
@@ -564,14 +623,26 @@ mod tests {
 
     #[test]
     fn steps_and_learning_rates() {
-        let c = OptimizeConfig { batch_size: 100, reuse: 2.0, min_steps: 5, max_steps: 50, ..OptimizeConfig::default() };
+        let c =
+            OptimizeConfig { batch_size: 100, reuse: 2.0, min_steps: 5, max_steps: 50, ..OptimizeConfig::default() };
         assert_eq!(steps_for(&c, 1000), 20);
         assert_eq!(steps_for(&c, 10), 5);
         assert_eq!(steps_for(&c, 100_000), 50);
-        let cos = OptimizeConfig { lr_schedule: LrSchedule::Cosine, learning_rate: 1.0, lr_final: 0.1, ..OptimizeConfig::default() };
+        let cos = OptimizeConfig {
+            lr_schedule: LrSchedule::Cosine,
+            learning_rate: 1.0,
+            lr_final: 0.1,
+            ..OptimizeConfig::default()
+        };
         assert!((learning_rate(&cos, 1, 0, 10, 100) - 1.0).abs() < 1e-9);
         assert!((learning_rate(&cos, 1, 10, 10, 100) - 0.1).abs() < 1e-9);
-        let step = OptimizeConfig { lr_schedule: LrSchedule::Step, learning_rate: 1.0, lr_final: 0.5, lr_step_iterations: 10, ..OptimizeConfig::default() };
+        let step = OptimizeConfig {
+            lr_schedule: LrSchedule::Step,
+            learning_rate: 1.0,
+            lr_final: 0.5,
+            lr_step_iterations: 10,
+            ..OptimizeConfig::default()
+        };
         assert!((learning_rate(&step, 25, 0, 10, 100) - 0.25).abs() < 1e-9);
         let warm = OptimizeConfig { learning_rate: 1.0, lr_warmup_steps: 10, ..OptimizeConfig::default() };
         assert!((learning_rate(&warm, 1, 4, 10, 0) - 0.5).abs() < 1e-9);

@@ -136,20 +136,25 @@ impl Run {
         let evaluator = NetEvaluator::load(&self.dir.model_dir(&best), &expected_for(self.variant))
             .map_err(|e| ZeroError::Model { id: best.clone(), message: e.to_string() })?
             .with_cache(sp.cache_size);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let seed = self.config.run.seed ^ nanos ^ u64::from(std::process::id()).rotate_left(32);
         let mut buffer: Vec<FinishedGame> = Vec::new();
         let mut written = 0u32;
         let mut error: Option<ZeroError> = None;
         let specs = sp.opponent.specs();
-        let against = |g: &FinishedGame| g.opponent.map_or(String::new(), |a| format!(", {} as the {}", specs[a.index], a.side));
+        let against =
+            |g: &FinishedGame| g.opponent.map_or(String::new(), |a| format!(", {} as the {}", specs[a.index], a.side));
         let mut flush = |buffer: &mut Vec<FinishedGame>| -> Result<(), ZeroError> {
             if buffer.is_empty() {
                 return Ok(());
             }
             written += 1;
             let stem = shard_stem(written);
-            let records: String = buffer.iter().map(|g| format!("# {best} {} {} plies{}\n{}\n", g.reason, g.plies, against(g), g.record)).collect();
+            let records: String = buffer
+                .iter()
+                .map(|g| format!("# {best} {} {} plies{}\n{}\n", g.reason, g.plies, against(g), g.record))
+                .collect();
             self.dir.put_object(&format!("selfplay/{best}/{stem}.csv"), records.as_bytes())?;
             let samples: Vec<_> = buffer.iter().flat_map(|g| g.samples.iter().cloned()).collect();
             let header = ShardHeader::new(self.variant, buffer.len() as u64, best.clone());
@@ -157,7 +162,10 @@ impl Run {
             let bytes = encode_shard(&self.dir.selfplay_dir(&best).join(format!("{stem}.bin")), header, &samples)?;
             let waiting = self.dir.put_object(&key, &bytes)?;
             if waiting > 0 {
-                observer.warn(&format!("{}: storage does not answer; {waiting} objects wait in the local spool and go up later", self.dir.location()));
+                observer.warn(&format!(
+                    "{}: storage does not answer; {waiting} objects wait in the local spool and go up later",
+                    self.dir.location()
+                ));
             }
             buffer.clear();
             Ok(())
@@ -225,7 +233,10 @@ impl Run {
             stats.playouts_with_resign
         ));
         for (spec, t) in specs.iter().zip(&stats.opponents).filter(|(_, t)| t.games > 0) {
-            observer.info(&format!("selfplay {best}: against {spec}: {} games, the net won {} and drew {}", t.games, t.net_wins, t.draws));
+            observer.info(&format!(
+                "selfplay {best}: against {spec}: {} games, the net won {} and drew {}",
+                t.games, t.net_wins, t.draws
+            ));
         }
         Ok(stats)
     }
@@ -273,7 +284,10 @@ impl Run {
         for source in &w.records {
             let (text, name) = if source == "human" {
                 if self.variant.name() != "copenhagen" {
-                    return Err(ZeroError::Other(format!("warm-start.records: `human` holds Copenhagen 11x11 games, not {}", self.variant.name())));
+                    return Err(ZeroError::Other(format!(
+                        "warm-start.records: `human` holds Copenhagen 11x11 games, not {}",
+                        self.variant.name()
+                    )));
                 }
                 (HUMAN_COPENHAGEN.to_string(), "human Copenhagen games".to_string())
             } else {
@@ -289,7 +303,9 @@ impl Run {
             let defenders: tafl_arena::PlayerSpec = if w.teacher_defenders.is_empty() {
                 teacher.clone()
             } else {
-                w.teacher_defenders.parse().map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", w.teacher_defenders)))?
+                w.teacher_defenders.parse().map_err(|e| {
+                    ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", w.teacher_defenders))
+                })?
             };
             let seed = self.config.run.seed ^ 0x7EAC_4E55;
             let lines = teacher_games(self.variant, &teacher, &defenders, &self.factory, w, seed, observer)?;
@@ -322,8 +338,14 @@ impl Run {
     ///
     /// # Errors
     /// See [`gate::gate`].
-    pub fn gate(&self, candidate: Option<&str>, observer: &dyn Observer) -> Result<Option<gate::GateResult>, ZeroError> {
-        let Some(candidate) = candidate.map(str::to_string).or_else(|| self.dir.latest_model()) else { return Ok(None) };
+    pub fn gate(
+        &self,
+        candidate: Option<&str>,
+        observer: &dyn Observer,
+    ) -> Result<Option<gate::GateResult>, ZeroError> {
+        let Some(candidate) = candidate.map(str::to_string).or_else(|| self.dir.latest_model()) else {
+            return Ok(None);
+        };
         let result = gate::gate(&self.dir, &self.config, self.variant, &candidate, &self.factory, observer)?;
         let verdict = if result.passed { "promoted to best" } else { "rejected" };
         if result.skipped {
@@ -414,7 +436,11 @@ impl Run {
                 }
             }
             if target > 0 && info.iteration >= target {
-                observer.info(&format!("done: {} iterations, best model {}", info.iteration, self.dir.best_model().unwrap_or_default()));
+                observer.info(&format!(
+                    "done: {} iterations, best model {}",
+                    info.iteration,
+                    self.dir.best_model().unwrap_or_default()
+                ));
                 break;
             }
             let (shards, warnings) = self.dir.shards(&shard_expect(self.variant));

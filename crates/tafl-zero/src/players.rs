@@ -87,7 +87,8 @@ impl ZeroFactory {
         if let Some(net) = nets.get(&(dir.clone(), cache)) {
             return Ok(Arc::clone(net));
         }
-        let net = NetEvaluator::load(&dir, &expected_for(self.variant)).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let net =
+            NetEvaluator::load(&dir, &expected_for(self.variant)).map_err(|e| format!("{}: {e}", dir.display()))?;
         let net = Arc::new(net.with_cache(cache));
         nets.insert((dir, cache), Arc::clone(&net));
         Ok(net)
@@ -95,7 +96,8 @@ impl ZeroFactory {
 
     fn mcts(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
         spec.check_keys(&MCTS_KEYS)?;
-        let model = spec.get("model").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "model".into() })?;
+        let model =
+            spec.get("model").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "model".into() })?;
         let visits = spec.bounded("visits", MAX_SEARCH_COUNT)?.unwrap_or(200);
         let batch = spec.bounded("batch", MAX_BATCH)?.unwrap_or(8) as usize;
         let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
@@ -104,7 +106,13 @@ impl ZeroFactory {
         let gumbel = match spec.get("gumbel") {
             None | Some("true" | "yes" | "1") => true,
             Some("false" | "no" | "0") => false,
-            Some(v) => return Err(SpecError::BadValue { key: "gumbel".into(), value: v.into(), expected: "true or false".into() }),
+            Some(v) => {
+                return Err(SpecError::BadValue {
+                    key: "gumbel".into(),
+                    value: v.into(),
+                    expected: "true or false".into(),
+                });
+            }
         };
         let base = if gumbel { SearchParams::gumbel(visits as u32) } else { SearchParams::puct(visits as u32) };
         let params = base.for_play();
@@ -115,7 +123,9 @@ impl ZeroFactory {
             let inner = MctsPlayer::new(UniformEvaluator, params).with_batch(batch).with_seed(seed).with_guard(guard);
             return Ok(Box::new(SpecPlayer { name, asked, default, gumbel, inner }));
         }
-        let net = self.evaluator(Path::new(model), cache).map_err(|message| SpecError::Build { spec: spec.name.clone(), message })?;
+        let net = self
+            .evaluator(Path::new(model), cache)
+            .map_err(|message| SpecError::Build { spec: spec.name.clone(), message })?;
         let inner = MctsPlayer::new(net, params).with_batch(batch).with_seed(seed).with_guard(guard);
         Ok(Box::new(SpecPlayer { name, asked, default, gumbel, inner }))
     }
@@ -163,7 +173,11 @@ impl<P: Player> Player for SpecPlayer<P> {
     fn name(&self) -> String {
         self.name.clone()
     }
-    fn choose(&mut self, game: &tafl_rules::Game, limits: &Limits) -> Result<tafl_search::MoveChoice, tafl_search::PlayerError> {
+    fn choose(
+        &mut self,
+        game: &tafl_rules::Game,
+        limits: &Limits,
+    ) -> Result<tafl_search::MoveChoice, tafl_search::PlayerError> {
         let limits = self.limits(limits);
         self.inner.choose(game, &limits)
     }
@@ -177,11 +191,14 @@ impl PlayerFactory for ZeroFactory {
         match spec.kind.as_str() {
             "mcts" => self.mcts(spec, game_seed),
             crate::builtin::BUILTIN => {
-                let dir = crate::builtin::bundle_dir().map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
+                let dir = crate::builtin::bundle_dir()
+                    .map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
                 crate::export::bundle_player(self, self.variant, &dir, spec, game_seed)
             }
             // A player bundle directory (`tafl export`), with `mcts` keys as overrides.
-            kind if crate::export::is_bundle(Path::new(kind)) => crate::export::bundle_player(self, self.variant, Path::new(kind), spec, game_seed),
+            kind if crate::export::is_bundle(Path::new(kind)) => {
+                crate::export::bundle_player(self, self.variant, Path::new(kind), spec, game_seed)
+            }
             _ => netless_player(spec, game_seed).map_err(|e| match e {
                 SpecError::UnknownKind { kind, .. } => SpecError::UnknownKind { kind, known: KINDS.into() },
                 e => e,
@@ -215,10 +232,19 @@ mod tests {
     fn a_time_without_visits_lets_a_puct_search_think_until_it_is_up() {
         use std::time::Duration;
         let second = Some(Duration::from_secs(1));
-        let player = |asked: Limits, gumbel| SpecPlayer { name: "p".into(), asked, default: Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..Limits::default() }, gumbel, inner: () };
+        let player = |asked: Limits, gumbel| SpecPlayer {
+            name: "p".into(),
+            asked,
+            default: Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..Limits::default() },
+            gumbel,
+            inner: (),
+        };
         let none = Limits::default();
         // Nothing asked: the defaults (a bundle's visits and time per move).
-        assert_eq!(player(none, false).limits(&none), Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..none });
+        assert_eq!(
+            player(none, false).limits(&none),
+            Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..none }
+        );
         // `time=1s` alone: the time ends the search; with `visits=` as well, both do.
         let timed = Limits { time: second, ..none };
         assert_eq!(player(timed, false).limits(&none), Limits { visits: Some(TIMED_VISITS), time: second, ..none });
@@ -229,7 +255,10 @@ mod tests {
         // A caller's clock counts as a time; the caller's limits come before the spec's.
         let clock = Limits { time: Some(Duration::from_millis(500)), ..none };
         assert_eq!(player(none, false).limits(&clock), Limits { visits: Some(TIMED_VISITS), ..clock });
-        assert_eq!(player(both, false).limits(&Limits { visits: Some(50), ..none }), Limits { visits: Some(50), time: second, ..none });
+        assert_eq!(
+            player(both, false).limits(&Limits { visits: Some(50), ..none }),
+            Limits { visits: Some(50), time: second, ..none }
+        );
     }
 
     #[test]

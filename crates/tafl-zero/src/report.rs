@@ -86,7 +86,9 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     let mut plots: Vec<(&str, &str)> = Vec::new();
 
     let opt: Vec<&Value> = events(&metrics, "optimize").collect();
-    let series = |key: &str, label: &str| -> Series { (label.to_string(), opt.iter().map(|m| (num(m, "iteration"), num(m, key))).collect()) };
+    let series = |key: &str, label: &str| -> Series {
+        (label.to_string(), opt.iter().map(|m| (num(m, "iteration"), num(m, key))).collect())
+    };
     line_chart(
         &out.join("losses.svg"),
         "Training loss per iteration",
@@ -112,14 +114,41 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     let elo_series = |x: &dyn Fn(&Value) -> f64| -> Vec<Series> {
         opponents
             .iter()
-            .map(|o| (format!("vs {o}"), evals.iter().filter(|e| e["opponent"] == o.as_str()).map(|e| (x(e), num(e, "elo").clamp(-800.0, 800.0))).collect()))
+            .map(|o| {
+                (
+                    format!("vs {o}"),
+                    evals
+                        .iter()
+                        .filter(|e| e["opponent"] == o.as_str())
+                        .map(|e| (x(e), num(e, "elo").clamp(-800.0, 800.0)))
+                        .collect(),
+                )
+            })
             .collect()
     };
-    line_chart(&out.join("elo.svg"), "Elo of the best model against each opponent", "iteration", "Elo", &elo_series(&|e| num(e, "iteration")))?;
+    line_chart(
+        &out.join("elo.svg"),
+        "Elo of the best model against each opponent",
+        "iteration",
+        "Elo",
+        &elo_series(&|e| num(e, "iteration")),
+    )?;
     plots.push(("elo.svg", "Elo against the evaluation opponents, by iteration (clamped to ±800)"));
-    line_chart(&out.join("elo-hours.svg"), "Elo against hours of training", "hours since the run started", "Elo", &elo_series(&hours))?;
+    line_chart(
+        &out.join("elo-hours.svg"),
+        "Elo against hours of training",
+        "hours since the run started",
+        "Elo",
+        &elo_series(&hours),
+    )?;
     plots.push(("elo-hours.svg", "Elo against the evaluation opponents, by wall-clock hours"));
-    line_chart(&out.join("elo-samples.svg"), "Elo against training samples", "samples seen in training", "Elo", &elo_series(&|e| num(e, "samples_seen")))?;
+    line_chart(
+        &out.join("elo-samples.svg"),
+        "Elo against training samples",
+        "samples seen in training",
+        "Elo",
+        &elo_series(&|e| num(e, "samples_seen")),
+    )?;
     plots.push(("elo-samples.svg", "Elo against the evaluation opponents, by samples trained on"));
 
     let sp: Vec<&Value> = events(&metrics, "selfplay").collect();
@@ -131,8 +160,15 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
             games
         })
         .collect();
-    let along = |f: &dyn Fn(&Value) -> f64| -> Vec<(f64, f64)> { sp.iter().zip(&xs).map(|(m, &x)| (x, f(m))).collect() };
-    line_chart(&out.join("game-length.svg"), "Self-play game length", "self-play games", "mean plies", &[("mean plies".into(), along(&|m| num(m, "mean_plies")))])?;
+    let along =
+        |f: &dyn Fn(&Value) -> f64| -> Vec<(f64, f64)> { sp.iter().zip(&xs).map(|(m, &x)| (x, f(m))).collect() };
+    line_chart(
+        &out.join("game-length.svg"),
+        "Self-play game length",
+        "self-play games",
+        "mean plies",
+        &[("mean plies".into(), along(&|m| num(m, "mean_plies")))],
+    )?;
     plots.push(("game-length.svg", "Mean self-play game length"));
     let share = |key: &'static str| move |m: &Value| num(m, key) / num(m, "games").max(1.0);
     line_chart(
@@ -160,7 +196,9 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     )?;
     plots.push(("speed.svg", "Self-play speed"));
 
-    let mut html = String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tafl run report</title>\n<style>body{font-family:sans-serif;max-width:860px;margin:auto}img{width:100%;border:1px solid #ccc}td,th{padding:2px 8px;text-align:right}</style></head><body>\n");
+    let mut html = String::from(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tafl run report</title>\n<style>body{font-family:sans-serif;max-width:860px;margin:auto}img{width:100%;border:1px solid #ccc}td,th{padding:2px 8px;text-align:right}</style></head><body>\n",
+    );
     let _ = writeln!(html, "<h1>Run {}</h1>", escape(&run.location()));
     let _ = writeln!(
         html,
@@ -170,7 +208,14 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         escape(&run.best_model().unwrap_or_default())
     );
     if let Some(last) = events(&metrics, "gate").last() {
-        let _ = writeln!(html, "<p>Last gate: {} vs {}: score {:.3}, passed {}</p>", escape(last["candidate"].as_str().unwrap_or("")), escape(last["best"].as_str().unwrap_or("")), num(last, "score"), last["passed"]);
+        let _ = writeln!(
+            html,
+            "<p>Last gate: {} vs {}: score {:.3}, passed {}</p>",
+            escape(last["candidate"].as_str().unwrap_or("")),
+            escape(last["best"].as_str().unwrap_or("")),
+            num(last, "score"),
+            last["passed"]
+        );
     }
     for (file, caption) in &plots {
         let _ = writeln!(html, "<h2>{caption}</h2>\n<img src=\"{file}\" alt=\"{caption}\">");

@@ -146,13 +146,20 @@ fn points(run: &RunDir, parent: &str) -> Vec<u32> {
 ///
 /// # Errors
 /// The checkpoint cannot be written.
-pub fn save(run: &RunDir, state: &RoundState, trainer: &Trainer, config: &TaflNetConfig, meta: CheckpointMeta) -> Result<(), ZeroError> {
+pub fn save(
+    run: &RunDir,
+    state: &RoundState,
+    trainer: &Trainer,
+    config: &TaflNetConfig,
+    meta: CheckpointMeta,
+) -> Result<(), ZeroError> {
     let dir = point_dir(run, &state.parent, state.step);
     let id = format!("resume point {}", dir.display());
     let error = |message: String| ZeroError::Model { id: id.clone(), message };
     // The state as JSON text inside meta.json, its checksum taken over that text (JSON numbers
     // parsed back need not print the same, text does).
-    let text = serde_json::to_string(&RoundState { version: RESUME_VERSION, ..state.clone() }).map_err(|e| error(e.to_string()))?;
+    let text = serde_json::to_string(&RoundState { version: RESUME_VERSION, ..state.clone() })
+        .map_err(|e| error(e.to_string()))?;
     let digest = serde_json::to_value(FileDigest::of(text.as_bytes())).map_err(|e| error(e.to_string()))?;
     let meta = meta.with_field(STATE_KEY, text).with_field(DIGEST_KEY, digest);
     let parent_dir = run.resume_dir(&state.parent);
@@ -173,8 +180,10 @@ pub fn save(run: &RunDir, state: &RoundState, trainer: &Trainer, config: &TaflNe
 /// checksums of weights and optimiser state), then the round state's version and checksum.
 fn load(dir: &Path, expected: &Expected, train: &TrainConfig) -> Result<Resumed, String> {
     let loaded = checkpoint::load(dir, expected, &tafl_nn::device()).map_err(|e| e.to_string())?;
-    let text = loaded.meta.extra.get(STATE_KEY).and_then(serde_json::Value::as_str).ok_or("meta.json holds no round state")?;
-    let recorded: Option<FileDigest> = loaded.meta.extra.get(DIGEST_KEY).and_then(|d| serde_json::from_value(d.clone()).ok());
+    let text =
+        loaded.meta.extra.get(STATE_KEY).and_then(serde_json::Value::as_str).ok_or("meta.json holds no round state")?;
+    let recorded: Option<FileDigest> =
+        loaded.meta.extra.get(DIGEST_KEY).and_then(|d| serde_json::from_value(d.clone()).ok());
     if recorded != Some(FileDigest::of(text.as_bytes())) {
         return Err("round state checksum mismatch".into());
     }
@@ -208,8 +217,12 @@ pub fn latest(
     for step in points(run, parent) {
         let dir = point_dir(run, parent, step);
         let unusable = match load(&dir, expected, train) {
-            Ok(r) if r.state.parent != parent || r.state.step != step || r.state.step > r.state.steps => "belongs to another round".to_string(),
-            Ok(r) if r.state.batch_size != batch_size => format!("batches of {}, not {batch_size}: the config changed", r.state.batch_size),
+            Ok(r) if r.state.parent != parent || r.state.step != step || r.state.step > r.state.steps => {
+                "belongs to another round".to_string()
+            }
+            Ok(r) if r.state.batch_size != batch_size => {
+                format!("batches of {}, not {batch_size}: the config changed", r.state.batch_size)
+            }
             Ok(r) if !r.state.shards.iter().all(|s| on_disk.contains(s)) => "shards of the round are gone".to_string(),
             Ok(r) => return Some(r),
             Err(e) => e,

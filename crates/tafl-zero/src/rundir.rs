@@ -120,8 +120,14 @@ pub struct ShardInfo {
 pub fn worker_id() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| {
-        let raw = std::env::var("TAFL_WORKER_ID").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id()));
-        let clean: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect();
+        let raw = std::env::var("TAFL_WORKER_ID")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id()));
+        let clean: String = raw
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+            .collect();
         clean.chars().take(64).collect()
     })
 }
@@ -155,7 +161,13 @@ pub struct FenceHolder {
 
 impl FenceHolder {
     fn describe(&self) -> String {
-        format!("`{}` (host {}, pid {}, since {:.0} s ago)", self.owner, self.host, self.pid, (now() - self.since).max(0.0))
+        format!(
+            "`{}` (host {}, pid {}, since {:.0} s ago)",
+            self.owner,
+            self.host,
+            self.pid,
+            (now() - self.since).max(0.0)
+        )
     }
 }
 
@@ -213,7 +225,9 @@ fn cache_base() -> PathBuf {
     if let Some(dir) = std::env::var_os("TAFL_CACHE_DIR") {
         return PathBuf::from(dir);
     }
-    let home = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    let home = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
     home.unwrap_or_else(std::env::temp_dir).join("tafl")
 }
 
@@ -223,7 +237,12 @@ fn storage(e: StoreError) -> ZeroError {
 
 /// The key of a file under the run's local root.
 fn key_of(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 impl RunDir {
@@ -355,7 +374,11 @@ impl RunDir {
     /// True when the run has imported shards.
     #[must_use]
     pub fn has_imports(&self) -> bool {
-        if self.remote { self.store.list("selfplay/import/").is_ok_and(|k| !k.is_empty()) } else { self.import_dir().exists() }
+        if self.remote {
+            self.store.list("selfplay/import/").is_ok_and(|k| !k.is_empty())
+        } else {
+            self.import_dir().exists()
+        }
     }
 
     /// `arena/`.
@@ -470,7 +493,12 @@ impl RunDir {
             }
         }
         let promoted = match self.store.list("models/promoted/") {
-            Ok(keys) => keys.iter().filter_map(|k| k.strip_prefix("models/promoted/")).filter(|id| models.iter().any(|m| m == id)).max().map(str::to_string),
+            Ok(keys) => keys
+                .iter()
+                .filter_map(|k| k.strip_prefix("models/promoted/"))
+                .filter(|id| models.iter().any(|m| m == id))
+                .max()
+                .map(str::to_string),
             Err(_) => self.last_best.lock().ok().and_then(|b| b.clone()),
         };
         let best = promoted.or_else(|| models.into_iter().next());
@@ -514,7 +542,11 @@ impl RunDir {
         fs::create_dir_all(&temp).map_err(|e| ZeroError::io(&temp, e))?;
         for key in &keys {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.contains('/')) else { continue };
-            let bytes = self.store.get(key).map_err(storage)?.ok_or_else(|| ZeroError::Other(format!("{}: vanished while fetching", self.store.describe())))?;
+            let bytes = self
+                .store
+                .get(key)
+                .map_err(storage)?
+                .ok_or_else(|| ZeroError::Other(format!("{}: vanished while fetching", self.store.describe())))?;
             let path = temp.join(name);
             fs::write(&path, bytes).map_err(|e| ZeroError::io(&path, e))?;
         }
@@ -548,7 +580,12 @@ impl RunDir {
             let mine = fs::read(dir.join("meta.json")).ok();
             return Ok(if mine == self.store.get(&meta_key).map_err(storage)? { Put::Created } else { Put::Exists });
         }
-        let mut names: Vec<String> = fs::read_dir(&dir).map_err(|e| ZeroError::io(&dir, e))?.flatten().filter_map(|e| e.file_name().to_str().map(str::to_string)).filter(|n| !n.starts_with('.')).collect();
+        let mut names: Vec<String> = fs::read_dir(&dir)
+            .map_err(|e| ZeroError::io(&dir, e))?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| !n.starts_with('.'))
+            .collect();
         names.sort_by_key(|n| n == "meta.json");
         for name in names {
             let path = dir.join(&name);
@@ -594,7 +631,8 @@ impl RunDir {
     /// # Errors
     /// The checkpoint's metadata does not read or belongs to another variant.
     pub fn model_info(&self, id: &str, expected: &Expected) -> Result<ModelInfo, ZeroError> {
-        let meta = checkpoint::read_meta(&self.model_dir(id), expected).map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
+        let meta = checkpoint::read_meta(&self.model_dir(id), expected)
+            .map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
         let mut info = ModelInfo::from_meta(&meta);
         info.id = id.to_string();
         Ok(info)
@@ -604,7 +642,11 @@ impl RunDir {
     fn cached(&self, key: &str) -> Result<PathBuf, ZeroError> {
         let path = key.split('/').fold(self.root.clone(), |p, part| p.join(part));
         if !path.is_file() {
-            let bytes = self.store.get(key).map_err(storage)?.ok_or_else(|| ZeroError::Other(format!("{}/{key}: not found", self.store.describe())))?;
+            let bytes = self
+                .store
+                .get(key)
+                .map_err(storage)?
+                .ok_or_else(|| ZeroError::Other(format!("{}/{key}: not found", self.store.describe())))?;
             if let Some(dir) = path.parent() {
                 fs::create_dir_all(dir).map_err(|e| ZeroError::io(dir, e))?;
             }
@@ -677,7 +719,9 @@ impl RunDir {
         if !self.remote {
             return match put_once(self.store.as_ref(), key, bytes).map_err(storage)? {
                 Put::Created => Ok(0),
-                Put::Exists => Err(ZeroError::Other(format!("{}: exists with other contents", self.root.join(key).display()))),
+                Put::Exists => {
+                    Err(ZeroError::Other(format!("{}: exists with other contents", self.root.join(key).display())))
+                }
             };
         }
         let cache = key.split('/').fold(self.root.clone(), |p, part| p.join(part));
@@ -715,7 +759,10 @@ impl RunDir {
                     let rejected = LocalStore::new(&self.root.join(".spool-rejected"));
                     let _ = rejected.put_if_absent(key, &bytes);
                     spool.delete(key).map_err(storage)?;
-                    return Err(ZeroError::Other(format!("{}/{key}: exists with other contents (two writers with one worker id?); kept in .spool-rejected", self.store.describe())));
+                    return Err(ZeroError::Other(format!(
+                        "{}/{key}: exists with other contents (two writers with one worker id?); kept in .spool-rejected",
+                        self.store.describe()
+                    )));
                 }
                 Err(_) => {
                     waiting = keys.len() - i;
@@ -749,12 +796,16 @@ impl RunDir {
                 )));
             }
         }
-        let me = FenceHolder { owner: worker_id().to_string(), host: host_name(), pid: std::process::id(), since: now() };
+        let me =
+            FenceHolder { owner: worker_id().to_string(), host: host_name(), pid: std::process::id(), since: now() };
         let text = serde_json::to_string_pretty(&me).unwrap_or_default();
         let next = epoch + 1;
         if self.store.put_if_absent(&fence_key(next), text.as_bytes()).map_err(storage)? == Put::Exists {
             let other = self.fence_holder(next).map_or_else(|| "another trainer".into(), |h| h.describe());
-            return Err(ZeroError::Other(format!("run {}: {other} claimed the trainer's fence at the same moment", self.store.describe())));
+            return Err(ZeroError::Other(format!(
+                "run {}: {other} claimed the trainer's fence at the same moment",
+                self.store.describe()
+            )));
         }
         *held = Some(Fence { store: Arc::clone(&self.store), epoch: next });
         Ok(())
@@ -766,12 +817,20 @@ impl RunDir {
     /// # Errors
     /// Another trainer took the run over; the store fails.
     pub fn check_fence(&self) -> Result<(), ZeroError> {
-        let held = self.fence.lock().map_err(|_| ZeroError::Other("trainer fence lock poisoned".into()))?.as_ref().map(|f| f.epoch);
+        let held = self
+            .fence
+            .lock()
+            .map_err(|_| ZeroError::Other("trainer fence lock poisoned".into()))?
+            .as_ref()
+            .map(|f| f.epoch);
         let Some(epoch) = held else { return Ok(()) };
         let (newest, _) = self.newest_fence()?;
         if newest != epoch {
             let other = self.fence_holder(newest).map_or_else(|| "another trainer".into(), |h| h.describe());
-            return Err(ZeroError::Other(format!("run {}: {other} took over as trainer; this one stops", self.store.describe())));
+            return Err(ZeroError::Other(format!(
+                "run {}: {other} took over as trainer; this one stops",
+                self.store.describe()
+            )));
         }
         Ok(())
     }
@@ -791,12 +850,19 @@ impl RunDir {
     /// The newest fence's number (0: none) and its holder, if not released.
     fn newest_fence(&self) -> Result<(u32, Option<FenceHolder>), ZeroError> {
         let keys = self.store.list("trainer/").map_err(storage)?;
-        let number = |k: &str, p: &str, s: &str| k.strip_prefix(p).and_then(|k| k.strip_suffix(s)).and_then(|d| d.parse::<u32>().ok());
+        let number = |k: &str, p: &str, s: &str| {
+            k.strip_prefix(p).and_then(|k| k.strip_suffix(s)).and_then(|d| d.parse::<u32>().ok())
+        };
         let newest = keys.iter().filter_map(|k| number(k, "trainer/fence-", ".json")).max().unwrap_or(0);
         if newest == 0 || keys.iter().any(|k| number(k, "trainer/release-", "") == Some(newest)) {
             return Ok((newest, None));
         }
-        let holder = self.fence_holder(newest).unwrap_or(FenceHolder { owner: "(unreadable fence)".into(), host: String::new(), pid: 0, since: 0.0 });
+        let holder = self.fence_holder(newest).unwrap_or(FenceHolder {
+            owner: "(unreadable fence)".into(),
+            host: String::new(),
+            pid: 0,
+            since: 0.0,
+        });
         Ok((newest, Some(holder)))
     }
 
@@ -847,8 +913,11 @@ impl RunDir {
                 text.push('\n');
             }
         }
-        let mut events: Vec<serde_json::Value> =
-            text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(serde_json::Value::is_object).collect();
+        let mut events: Vec<serde_json::Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(serde_json::Value::is_object)
+            .collect();
         events.sort_by(|a, b| a["time"].as_f64().unwrap_or(0.0).total_cmp(&b["time"].as_f64().unwrap_or(0.0)));
         events
     }
@@ -996,7 +1065,13 @@ mod tests {
 
     #[test]
     fn model_info_round_trips_through_meta() {
-        let info = ModelInfo { id: "m000002".into(), parent: Some("m000001".into()), iteration: 2, games_total: 10, ..ModelInfo::default() };
+        let info = ModelInfo {
+            id: "m000002".into(),
+            parent: Some("m000001".into()),
+            iteration: 2,
+            games_total: 10,
+            ..ModelInfo::default()
+        };
         let meta = info.clone().into_meta("brandubh");
         assert_eq!(ModelInfo::from_meta(&meta), info);
     }

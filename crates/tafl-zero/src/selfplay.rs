@@ -235,7 +235,15 @@ impl<'a> SelfPlay<'a> {
         };
         let both = |visits| [params(visits, Side::Attackers), params(visits, Side::Defenders)];
         let (full_params, fast_params) = (both(config.full_visits), both(config.fast_visits));
-        SelfPlay { variant, config, full_params, fast_params, rng: StdRng::seed_from_u64(seed), seed, opponents: Vec::new() }
+        SelfPlay {
+            variant,
+            config,
+            full_params,
+            fast_params,
+            rng: StdRng::seed_from_u64(seed),
+            seed,
+            opponents: Vec::new(),
+        }
     }
 
     /// Adds `spec` (built by `factory`) to the opponents, one of which takes one side in
@@ -243,7 +251,11 @@ impl<'a> SelfPlay<'a> {
     ///
     /// # Errors
     /// The spec does not build.
-    pub fn with_opponent(mut self, spec: PlayerSpec, factory: &'a dyn PlayerFactory) -> Result<SelfPlay<'a>, SpecError> {
+    pub fn with_opponent(
+        mut self,
+        spec: PlayerSpec,
+        factory: &'a dyn PlayerFactory,
+    ) -> Result<SelfPlay<'a>, SpecError> {
         let first = factory.build(&spec, self.seed)?;
         self.opponents.push(Opponent { spec, factory, idle: vec![first] });
         Ok(self)
@@ -254,8 +266,17 @@ impl<'a> SelfPlay<'a> {
         let search = Search::new(Game::new(self.variant), self.full_params[0].clone(), seed);
         let playout = self.rng.random::<f64>() < self.config.resign_playout_fraction;
         let opponent = self.take_opponent(seed);
-        let mut slot =
-            Slot { search, full: false, samples: Vec::new(), playout, low: [0; 2], would_resign: None, resigned: None, opponent, opponent_failed: false };
+        let mut slot = Slot {
+            search,
+            full: false,
+            samples: Vec::new(),
+            playout,
+            low: [0; 2],
+            would_resign: None,
+            resigned: None,
+            opponent,
+            opponent_failed: false,
+        };
         // An opponent playing the attackers moves first; a game it ends at once is not played.
         if Self::opponent_moves(&mut slot) || slot.search.game().outcome().is_over() {
             self.release_opponent(&mut slot);
@@ -381,7 +402,8 @@ impl<'a> SelfPlay<'a> {
         let side = game.position().side_to_move();
         let size = game.position().size();
         if slot.full && !result.improved_policy.is_empty() {
-            let mut sample = Sample::of_position(game.position(), game.repetitions(), game.plies_since_capture(), game.ply());
+            let mut sample =
+                Sample::of_position(game.position(), game.repetitions(), game.plies_since_capture(), game.ply());
             let kept: Vec<(Move, f32)> = result.improved_policy.iter().copied().filter(|&(_, p)| p >= 1e-4).collect();
             let total: f32 = kept.iter().map(|&(_, p)| p).sum();
             if total > 0.0 {
@@ -402,7 +424,10 @@ impl<'a> SelfPlay<'a> {
             }
         }
         let ply = game.ply();
-        let mv = if ply < self.config.temperature_plies as usize && self.config.temperature > 0.0 && result.proof.is_none() {
+        let mv = if ply < self.config.temperature_plies as usize
+            && self.config.temperature > 0.0
+            && result.proof.is_none()
+        {
             self.sample_move(&result.improved_policy).or(result.best_move)
         } else {
             result.best_move
@@ -462,7 +487,15 @@ impl<'a> SelfPlay<'a> {
             s.set_outcome(winner);
         }
         let false_resignation = slot.would_resign.map(|side| winner != Some(side.opponent()));
-        FinishedGame { samples, record: archive_line(game, winner), plies: game.ply(), winner, reason, false_resignation, opponent }
+        FinishedGame {
+            samples,
+            record: archive_line(game, winner),
+            plies: game.ply(),
+            winner,
+            reason,
+            false_resignation,
+            opponent,
+        }
     }
 }
 
@@ -513,7 +546,8 @@ mod tests {
         let variant = Variant::preset("brandubh").unwrap();
         let config = small_config();
         let mut games = Vec::new();
-        let stats = SelfPlay::new(variant, &config, 3).play(&UniformEvaluator, 6, &mut |g| games.push(g), &mut |_| true);
+        let stats =
+            SelfPlay::new(variant, &config, 3).play(&UniformEvaluator, 6, &mut |g| games.push(g), &mut |_| true);
         assert_eq!(stats.games, 6);
         assert_eq!(games.len(), 6);
         assert!(stats.evaluations > 0 && stats.moves > 0);
@@ -560,22 +594,36 @@ mod tests {
         let variant = Variant::preset("brandubh").unwrap();
         let mut played = Vec::new();
         let factory = first_move;
-        let stats = SelfPlay::new(variant, config, 5)
-            .with_opponent("first".parse().unwrap(), &factory)
-            .unwrap()
-            .play(&UniformEvaluator, games, &mut |g| played.push(g), &mut |_| true);
+        let stats = SelfPlay::new(variant, config, 5).with_opponent("first".parse().unwrap(), &factory).unwrap().play(
+            &UniformEvaluator,
+            games,
+            &mut |g| played.push(g),
+            &mut |_| true,
+        );
         (played, stats)
     }
 
     #[test]
     fn an_opponent_plays_its_side_and_only_the_network_side_gives_samples() {
-        for (side, config_side) in [(Side::Defenders, OpponentSide::Defenders), (Side::Attackers, OpponentSide::Attackers)] {
-            let config = SelfPlayConfig { opponent: "first".into(), opponent_fraction: 1.0, opponent_side: config_side, ..small_config() };
+        for (side, config_side) in
+            [(Side::Defenders, OpponentSide::Defenders), (Side::Attackers, OpponentSide::Attackers)]
+        {
+            let config = SelfPlayConfig {
+                opponent: "first".into(),
+                opponent_fraction: 1.0,
+                opponent_side: config_side,
+                ..small_config()
+            };
             let (games, stats) = against_first_move(&config, 4);
             assert_eq!((stats.games, stats.against_opponents().games), (4, 4));
             for g in &games {
                 assert_eq!(g.opponent, Some(Against { side, index: 0 }));
-                assert!(g.samples.iter().all(|s| s.side() == side.opponent()), "samples of the network's side only: {side:?} {} {}", g.record, g.reason);
+                assert!(
+                    g.samples.iter().all(|s| s.side() == side.opponent()),
+                    "samples of the network's side only: {side:?} {} {}",
+                    g.record,
+                    g.reason
+                );
                 // Every move of the opponent's side is the first legal move of its position.
                 let parsed = tafl_rules::notation::parse_archive_line(&g.record, 7).unwrap();
                 let mut replay = Game::new(Variant::preset("brandubh").unwrap());
@@ -594,7 +642,13 @@ mod tests {
 
     #[test]
     fn the_opponent_plays_its_fraction_of_games_on_both_sides() {
-        let config = SelfPlayConfig { opponent: "first".into(), opponent_fraction: 0.5, opponent_side: OpponentSide::Either, max_plies: 20, ..small_config() };
+        let config = SelfPlayConfig {
+            opponent: "first".into(),
+            opponent_fraction: 0.5,
+            opponent_side: OpponentSide::Either,
+            max_plies: 20,
+            ..small_config()
+        };
         let (games, stats) = against_first_move(&config, 40);
         let against = |side| games.iter().filter(|g| g.opponent.is_some_and(|a| a.side == side)).count();
         let opponent_games = stats.against_opponents().games;
@@ -622,7 +676,13 @@ mod tests {
     #[test]
     fn several_opponents_are_drawn_per_game_and_each_plays_its_own_moves() {
         let variant = Variant::preset("brandubh").unwrap();
-        let config = SelfPlayConfig { opponent: Opponents(vec!["first".into(), "last".into()]), opponent_fraction: 1.0, opponent_side: OpponentSide::Defenders, max_plies: 20, ..small_config() };
+        let config = SelfPlayConfig {
+            opponent: Opponents(vec!["first".into(), "last".into()]),
+            opponent_fraction: 1.0,
+            opponent_side: OpponentSide::Defenders,
+            max_plies: 20,
+            ..small_config()
+        };
         let factory = |spec: &PlayerSpec, _: u64| -> Result<Box<dyn Player>, SpecError> {
             Ok(if spec.kind == "first" { Box::new(FirstMove) } else { Box::new(LastMove) })
         };
@@ -650,7 +710,10 @@ mod tests {
                 }
                 replay.play(ply.mv.mv).unwrap();
             }
-            assert_eq!(stats.opponents[against.index].games, games.iter().filter(|h| h.opponent.is_some_and(|a| a.index == against.index)).count() as u64);
+            assert_eq!(
+                stats.opponents[against.index].games,
+                games.iter().filter(|h| h.opponent.is_some_and(|a| a.index == against.index)).count() as u64
+            );
         }
     }
 

@@ -79,7 +79,9 @@ impl Sample {
             root_value: 0.0,
             weight: 1.0,
         };
-        for (piece, mask) in [(Piece::Attacker, &mut s.attackers), (Piece::Defender, &mut s.defenders), (Piece::King, &mut s.king)] {
+        for (piece, mask) in
+            [(Piece::Attacker, &mut s.attackers), (Piece::Defender, &mut s.defenders), (Piece::King, &mut s.king)]
+        {
             for sq in position.squares(piece) {
                 set_bit(mask, sq.index(size));
             }
@@ -110,7 +112,9 @@ impl Sample {
         let size = variant.size();
         let area = u32::from(size) * u32::from(size);
         let mut setup = Setup::empty(size, self.side());
-        for (piece, mask) in [(Piece::Attacker, &self.attackers), (Piece::Defender, &self.defenders), (Piece::King, &self.king)] {
+        for (piece, mask) in
+            [(Piece::Attacker, &self.attackers), (Piece::Defender, &self.defenders), (Piece::King, &self.king)]
+        {
             for i in bits(mask) {
                 if i >= area {
                     return None;
@@ -236,7 +240,8 @@ pub fn write_shard(path: &Path, header: ShardHeader, samples: &[Sample]) -> Resu
 /// # Errors
 /// Encoding errors.
 pub fn encode_shard(path: &Path, mut header: ShardHeader, samples: &[Sample]) -> Result<Vec<u8>, ShardError> {
-    let payload = bincode::serialize(samples).map_err(|e| ShardError::Invalid { path: path.to_path_buf(), reason: e.to_string() })?;
+    let payload = bincode::serialize(samples)
+        .map_err(|e| ShardError::Invalid { path: path.to_path_buf(), reason: e.to_string() })?;
     header.count = samples.len() as u64;
     frame_payload(path, header, &payload)
 }
@@ -297,18 +302,23 @@ pub fn read_header(path: &Path, expect: &ShardExpect) -> Result<ShardHeader, Sha
     let io = |source| ShardError::Io { path: path.to_path_buf(), source };
     let mut file = fs::File::open(path).map_err(io)?;
     let mut start = [0u8; 12];
-    file.read_exact(&mut start).map_err(|_| ShardError::Invalid { path: path.to_path_buf(), reason: "truncated".into() })?;
+    file.read_exact(&mut start)
+        .map_err(|_| ShardError::Invalid { path: path.to_path_buf(), reason: "truncated".into() })?;
     let mut len = [0u8; 4];
     len.copy_from_slice(&start[8..12]);
     let len = (u32::from_le_bytes(len) as usize).min(1 << 20);
     let mut bytes = start.to_vec();
     bytes.resize(12 + len, 0);
-    file.read_exact(&mut bytes[12..]).map_err(|_| ShardError::Invalid { path: path.to_path_buf(), reason: "truncated header".into() })?;
+    file.read_exact(&mut bytes[12..])
+        .map_err(|_| ShardError::Invalid { path: path.to_path_buf(), reason: "truncated header".into() })?;
     let (header, _) = split_header(path, &bytes)?;
     check_header(path, &header, expect)?;
     let total = file.metadata().map_err(io)?.len();
     if total != 12 + len as u64 + header.payload_len {
-        return Err(ShardError::Invalid { path: path.to_path_buf(), reason: format!("{total} bytes, header says {}", 12 + len as u64 + header.payload_len) });
+        return Err(ShardError::Invalid {
+            path: path.to_path_buf(),
+            reason: format!("{total} bytes, header says {}", 12 + len as u64 + header.payload_len),
+        });
     }
     Ok(header)
 }

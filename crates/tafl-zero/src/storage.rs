@@ -120,7 +120,11 @@ impl Location {
     /// # Errors
     /// A URL of another scheme, or one without a bucket or path.
     pub fn parse(text: &str) -> Result<Location, StoreError> {
-        let bad = |message: &str| StoreError { location: text.to_string(), kind: StoreErrorKind::Other, message: message.to_string() };
+        let bad = |message: &str| StoreError {
+            location: text.to_string(),
+            kind: StoreErrorKind::Other,
+            message: message.to_string(),
+        };
         if let Some(rest) = text.strip_prefix("file://") {
             // file:///abs/path or file://localhost/abs/path.
             let path = rest.strip_prefix("localhost").unwrap_or(rest);
@@ -144,7 +148,9 @@ impl Location {
             && !scheme.is_empty()
             && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+')
         {
-            return Err(bad(&format!("unknown storage scheme `{scheme}://` (plain paths, file:// and s3:// are supported)")));
+            return Err(bad(&format!(
+                "unknown storage scheme `{scheme}://` (plain paths, file:// and s3:// are supported)"
+            )));
         }
         Ok(Location::Local(PathBuf::from(text)))
     }
@@ -156,9 +162,13 @@ impl Location {
         match self {
             Location::Local(path) => {
                 let named = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-                named(path).or_else(|| fs::canonicalize(path).ok().as_deref().and_then(named)).unwrap_or_else(|| path.display().to_string())
+                named(path)
+                    .or_else(|| fs::canonicalize(path).ok().as_deref().and_then(named))
+                    .unwrap_or_else(|| path.display().to_string())
             }
-            Location::S3 { bucket, prefix } => prefix.rsplit('/').next().filter(|p| !p.is_empty()).unwrap_or(bucket).to_string(),
+            Location::S3 { bucket, prefix } => {
+                prefix.rsplit('/').next().filter(|p| !p.is_empty()).unwrap_or(bucket).to_string()
+            }
         }
     }
 
@@ -175,7 +185,8 @@ impl Location {
             Location::S3 { bucket, prefix } => Err(StoreError {
                 location: format!("s3://{bucket}/{prefix}"),
                 kind: StoreErrorKind::Denied,
-                message: "this tafl was built without S3 support: cargo build --release -p tafl-cli --features s3".into(),
+                message: "this tafl was built without S3 support: cargo build --release -p tafl-cli --features s3"
+                    .into(),
             }),
         }
     }
@@ -341,7 +352,11 @@ pub mod s3 {
     }
 
     fn env_seconds(name: &str, default: f64) -> Duration {
-        let s = std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0).unwrap_or(default);
+        let s = std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(default);
         Duration::from_secs_f64(s)
     }
 
@@ -358,8 +373,11 @@ pub mod s3 {
             let _ = rustls::crypto::ring::default_provider().install_default();
             let retry_timeout = env_seconds("TAFL_S3_RETRY_SECONDS", 15.0);
             let retry = RetryConfig { max_retries: 3, retry_timeout, ..RetryConfig::default() };
-            let options = ClientOptions::new().with_connect_timeout(Duration::from_secs(5)).with_timeout(Duration::from_secs(120));
-            let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry).with_client_options(options);
+            let options = ClientOptions::new()
+                .with_connect_timeout(Duration::from_secs(5))
+                .with_timeout(Duration::from_secs(120));
+            let mut builder =
+                AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry).with_client_options(options);
             // Our client options replaced those from_env set: AWS_ALLOW_HTTP again.
             if std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
                 builder = builder.with_allow_http(true);
@@ -382,11 +400,19 @@ pub mod s3 {
 
         fn path(&self, key: &str) -> ObjectPath {
             let key = key.trim_matches('/');
-            if self.prefix.is_empty() { ObjectPath::from(key) } else { ObjectPath::from(format!("{}/{key}", self.prefix)) }
+            if self.prefix.is_empty() {
+                ObjectPath::from(key)
+            } else {
+                ObjectPath::from(format!("{}/{key}", self.prefix))
+            }
         }
 
         fn url(&self, key: &str) -> String {
-            if self.prefix.is_empty() { format!("s3://{}/{key}", self.bucket) } else { format!("s3://{}/{}/{key}", self.bucket, self.prefix) }
+            if self.prefix.is_empty() {
+                format!("s3://{}/{key}", self.bucket)
+            } else {
+                format!("s3://{}/{}/{key}", self.bucket, self.prefix)
+            }
         }
 
         fn error(&self, key: &str, e: &object_store::Error) -> StoreError {
@@ -401,11 +427,36 @@ pub mod s3 {
             }
             let lower = message.to_lowercase();
             let kind = match e {
-                object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => StoreErrorKind::Denied,
-                _ if ["invalidaccesskeyid", "signaturedoesnotmatch", "accessdenied", "nosuchbucket", "forbidden", "403"].iter().any(|w| lower.contains(w)) => {
+                object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
                     StoreErrorKind::Denied
                 }
-                _ if ["connect", "timed out", "timeout", "sending request", "connection", "dns", "503", "502", "500"].iter().any(|w| lower.contains(w)) => {
+                _ if [
+                    "invalidaccesskeyid",
+                    "signaturedoesnotmatch",
+                    "accessdenied",
+                    "nosuchbucket",
+                    "forbidden",
+                    "403",
+                ]
+                .iter()
+                .any(|w| lower.contains(w)) =>
+                {
+                    StoreErrorKind::Denied
+                }
+                _ if [
+                    "connect",
+                    "timed out",
+                    "timeout",
+                    "sending request",
+                    "connection",
+                    "dns",
+                    "503",
+                    "502",
+                    "500",
+                ]
+                .iter()
+                .any(|w| lower.contains(w)) =>
+                {
                     StoreErrorKind::Unreachable
                 }
                 _ => StoreErrorKind::Other,
@@ -422,10 +473,15 @@ pub mod s3 {
         fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
             let folder = prefix.trim_matches('/');
             let path = if folder.is_empty() && self.prefix.is_empty() { None } else { Some(self.path(folder)) };
-            let found: Vec<object_store::ObjectMeta> =
-                self.runtime.block_on(self.store.list(path.as_ref()).try_collect()).map_err(|e| self.error(prefix, &e))?;
+            let found: Vec<object_store::ObjectMeta> = self
+                .runtime
+                .block_on(self.store.list(path.as_ref()).try_collect())
+                .map_err(|e| self.error(prefix, &e))?;
             let strip = if self.prefix.is_empty() { String::new() } else { format!("{}/", self.prefix) };
-            Ok(found.into_iter().filter_map(|m| m.location.as_ref().strip_prefix(strip.as_str()).map(str::to_string)).collect())
+            Ok(found
+                .into_iter()
+                .filter_map(|m| m.location.as_ref().strip_prefix(strip.as_str()).map(str::to_string))
+                .collect())
         }
 
         fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -447,7 +503,9 @@ pub mod s3 {
             let payload = PutPayload::from(bytes.to_vec());
             match self.runtime.block_on(self.store.put_opts(&path, payload, options)) {
                 Ok(_) => Ok(Put::Created),
-                Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(Put::Exists),
+                Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
+                    Ok(Put::Exists)
+                }
                 Err(e) => Err(self.error(key, &e)),
             }
         }
@@ -500,7 +558,11 @@ mod tests {
         assert_eq!(store.put_if_absent("a/b/c.bin", b"one").unwrap(), Put::Created);
         assert_eq!(store.put_if_absent("a/b/c.bin", b"two").unwrap(), Put::Exists);
         assert_eq!(store.get("a/b/c.bin").unwrap().as_deref(), Some(&b"one"[..]));
-        assert_eq!(put_once(&store, "a/b/c.bin", b"one").unwrap(), Put::Created, "a retried upload of the same bytes is done");
+        assert_eq!(
+            put_once(&store, "a/b/c.bin", b"one").unwrap(),
+            Put::Created,
+            "a retried upload of the same bytes is done"
+        );
         assert_eq!(put_once(&store, "a/b/c.bin", b"other").unwrap(), Put::Exists);
         store.put_if_absent("a/d.json", b"{}").unwrap();
         fs::write(root.join("a").join(".hidden.tmp-1"), b"x").unwrap();

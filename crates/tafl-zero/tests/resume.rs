@@ -58,7 +58,13 @@ fn records() -> &'static str {
     static RECORDS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     RECORDS.get_or_init(|| {
         let variant = tafl_rules::Variant::preset("brandubh").unwrap();
-        let warm = WarmStartConfig { teacher_games: 8, teacher_opening_plies: 2, teacher_max_plies: 100, threads: 1, ..WarmStartConfig::default() };
+        let warm = WarmStartConfig {
+            teacher_games: 8,
+            teacher_opening_plies: 2,
+            teacher_max_plies: 100,
+            threads: 1,
+            ..WarmStartConfig::default()
+        };
         let teacher = "alphabeta:depth=1".parse().unwrap();
         teacher_games(variant, &teacher, &teacher, &BuiltinFactory, &warm, 11, &Interrupt::default()).unwrap()
     })
@@ -69,7 +75,8 @@ fn new_run(name: &str, resume_every_seconds: f64) -> (Run, PathBuf) {
     let root = std::env::temp_dir().join(format!("tafl-resume-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let run = Run::open(&root, Some(&config(resume_every_seconds)), None).unwrap();
-    let stats = import_records(&run.dir.import_dir(), run.variant, records(), "test games", &ImportOptions::default()).unwrap();
+    let stats =
+        import_records(&run.dir.import_dir(), run.variant, records(), "test games", &ImportOptions::default()).unwrap();
     assert!(stats.samples > 100, "{}", stats.summary());
     (run, root)
 }

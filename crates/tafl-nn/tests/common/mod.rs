@@ -42,7 +42,12 @@ pub fn random_batch(config: &TaflNetConfig, batch: usize, seed: u64, device: &De
 }
 
 /// [`random_batch`] and the mean entropy of its policy targets: the least policy loss possible.
-pub fn random_batch_with_entropy(config: &TaflNetConfig, batch: usize, seed: u64, device: &Device) -> (TrainBatch, f32) {
+pub fn random_batch_with_entropy(
+    config: &TaflNetConfig,
+    batch: usize,
+    seed: u64,
+    device: &Device,
+) -> (TrainBatch, f32) {
     let mut rng = Numbers::new(seed ^ 0xabcd);
     let moves = policy_len(config.board_size);
     let legal: Vec<bool> = (0..batch * moves).map(|_| rng.next() < 0.1).collect();

@@ -69,8 +69,8 @@ impl HtpConfig {
     /// A config from a command line split at whitespace (no quoting), with default timeouts
     /// (60 s a move, 10 s for other commands).
     pub fn from_command_line(command_line: &str) -> Result<HtpConfig, HtpError> {
-        let (program, args) =
-            child::split_command_line(command_line).ok_or_else(|| HtpError::Spawn { program: String::new(), message: "empty command line".into() })?;
+        let (program, args) = child::split_command_line(command_line)
+            .ok_or_else(|| HtpError::Spawn { program: String::new(), message: "empty command line".into() })?;
         Ok(HtpConfig {
             program,
             args,
@@ -162,7 +162,8 @@ pub struct HtpEngine {
 impl HtpEngine {
     /// Starts the engine.
     pub fn spawn(config: &HtpConfig) -> Result<HtpEngine, HtpError> {
-        let spawn_error = |e: std::io::Error| HtpError::Spawn { program: config.program.clone(), message: e.to_string() };
+        let spawn_error =
+            |e: std::io::Error| HtpError::Spawn { program: config.program.clone(), message: e.to_string() };
         let mut args = config.args.clone();
         let listener = if config.tcp {
             let (listener, host) = listen_on_loopback().map_err(spawn_error)?;
@@ -175,8 +176,15 @@ impl HtpEngine {
         // Reader threads end when the child closes its pipes (it exits or is killed).
         let lines = line_reader(piped.stdout);
         let stderr = StderrTail::spawn(piped.stderr);
-        let mut engine =
-            HtpEngine { program: config.program.clone(), child: piped.child, stdin: piped.stdin, lines, socket: None, stderr, dead: false };
+        let mut engine = HtpEngine {
+            program: config.program.clone(),
+            child: piped.child,
+            stdin: piped.stdin,
+            lines,
+            socket: None,
+            stderr,
+            dead: false,
+        };
         if let Some(listener) = listener {
             let stream = engine.accept(&listener, config.command_timeout)?;
             let reader = stream.try_clone().map_err(spawn_error)?;
@@ -188,7 +196,10 @@ impl HtpEngine {
     /// Waits for the engine to connect.
     fn accept(&mut self, listener: &TcpListener, timeout: Duration) -> Result<TcpStream, HtpError> {
         let deadline = Instant::now() + timeout;
-        let failed = |e: std::io::Error| HtpError::Spawn { program: self.program.clone(), message: format!("no connection: {e}") };
+        let failed = |e: std::io::Error| HtpError::Spawn {
+            program: self.program.clone(),
+            message: format!("no connection: {e}"),
+        };
         listener.set_nonblocking(true).map_err(failed)?;
         loop {
             match listener.accept() {
@@ -247,7 +258,10 @@ impl HtpEngine {
                         return Ok(rest.trim().to_string());
                     }
                     if let Some(rest) = line.strip_prefix('?') {
-                        return Err(HtpError::Refused { command: command.to_string(), message: rest.trim().to_string() });
+                        return Err(HtpError::Refused {
+                            command: command.to_string(),
+                            message: rest.trim().to_string(),
+                        });
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
@@ -333,7 +347,9 @@ impl HtpPlayer {
     pub fn generate(&mut self, game: &Game) -> Result<Move, HtpError> {
         let variant = game.variant();
         if *game.start() != Position::start(variant) {
-            return Err(HtpError::Unsupported("HTP engines can only play games from the variant's start position".into()));
+            return Err(HtpError::Unsupported(
+                "HTP engines can only play games from the variant's start position".into(),
+            ));
         }
         let size = variant.size();
         let moves = game.moves();
@@ -353,7 +369,8 @@ impl HtpPlayer {
             self.needs_reset = false;
         }
         for (ply, m) in moves.iter().enumerate().skip(self.seen.len()) {
-            let command = format!("play {} {} {}", role_name(side_at(ply)), square_name(m.from, size), square_name(m.to, size));
+            let command =
+                format!("play {} {} {}", role_name(side_at(ply)), square_name(m.from, size), square_name(m.to, size));
             self.engine.send(&command, self.config.command_timeout)?;
             self.seen.push(*m);
         }
@@ -448,20 +465,28 @@ mod tests {
 
     #[test]
     fn reads_generated_answers_for_callers() {
-        assert_eq!(read_generated("= play attacker d1 d4".trim_start_matches("= "), Side::Attackers, 11).map(|m| m.map(|m| m.to_string())), Ok(Some("d1-d4".into())));
+        assert_eq!(
+            read_generated("= play attacker d1 d4".trim_start_matches("= "), Side::Attackers, 11)
+                .map(|m| m.map(|m| m.to_string())),
+            Ok(Some("d1-d4".into()))
+        );
         assert_eq!(read_generated("play defender resigns _", Side::Defenders, 11), Ok(None));
         assert!(read_generated("play attacker l1 d4", Side::Attackers, 11).is_err());
     }
 
     #[test]
     fn parses_generated_moves() {
-        let m = parse_generated("play attacker d1 d4, score: 0.5, delay milliseconds: 3, loops: 0", Side::Attackers, 11);
+        let m =
+            parse_generated("play attacker d1 d4, score: 0.5, delay milliseconds: 3, loops: 0", Side::Attackers, 11);
         assert_eq!(m.ok().map(|m| m.to_string()), Some("d1-d4".to_string()));
         assert!(matches!(parse_generated("play defender resigns _", Side::Defenders, 11), Err(Parsed::Resigned)));
         assert!(matches!(parse_generated("play defender d1 d4", Side::Attackers, 11), Err(Parsed::Garbage(_))));
         assert!(matches!(parse_generated("hello", Side::Attackers, 11), Err(Parsed::Garbage(_))));
         assert!(matches!(parse_generated("play attacker z1 d4", Side::Attackers, 11), Err(Parsed::Garbage(_))));
-        assert_eq!(parse_generated("D1-D4", Side::Attackers, 11).ok().map(|m| m.to_string()), Some("d1-d4".to_string()));
+        assert_eq!(
+            parse_generated("D1-D4", Side::Attackers, 11).ok().map(|m| m.to_string()),
+            Some("d1-d4".to_string())
+        );
     }
 
     #[test]

@@ -172,7 +172,8 @@ pub fn hnefatafl_org_7x7() -> &'static Variant {
         let mut start = brandubh.start_setup().clone();
         start.side_to_move = Side::Defenders;
         let rules = Rules { throne_passable: false, exit_fort: false, ..Rules::COPENHAGEN };
-        Variant::from_setup("hnefatafl-7x7", start, rules).unwrap_or_else(|e| unreachable!("the brandubh layout is valid: {e}"))
+        Variant::from_setup("hnefatafl-7x7", start, rules)
+            .unwrap_or_else(|e| unreachable!("the brandubh layout is valid: {e}"))
     })
 }
 
@@ -296,7 +297,12 @@ impl HtpServer {
     /// turn, which is answered with a bare `play ROLE FROM TO` line. Other commands are
     /// handled and their replies logged to `log`. Returns when the game is over or the
     /// connection closes.
-    pub fn run_connected(&mut self, input: &mut dyn BufRead, output: &mut dyn Write, log: &mut dyn Write) -> io::Result<()> {
+    pub fn run_connected(
+        &mut self,
+        input: &mut dyn BufRead,
+        output: &mut dyn Write,
+        log: &mut dyn Write,
+    ) -> io::Result<()> {
         while let Some(line) = read_line(input, MAX_LINE)? {
             let line = match line {
                 Ok(line) => line,
@@ -418,7 +424,8 @@ impl HtpServer {
 
     fn after_move(&mut self) {
         self.boards.push(board_key(&self.game.position().to_setup()));
-        if self.options.draw_after_plies.is_some_and(|limit| self.game.ply() >= limit) && !self.game.outcome().is_over() {
+        if self.options.draw_after_plies.is_some_and(|limit| self.game.ply() >= limit) && !self.game.outcome().is_over()
+        {
             self.drawn = true;
         }
     }
@@ -439,7 +446,9 @@ impl HtpServer {
         match position.check_move(m) {
             Ok(()) => {}
             Err(IllegalMove::Blocked(_)) => return Err("play: you have to play through empty locations".to_string()),
-            Err(IllegalMove::Restricted(_)) => return Err("play: only the king may move to a restricted square".to_string()),
+            Err(IllegalMove::Restricted(_)) => {
+                return Err("play: only the king may move to a restricted square".to_string());
+            }
             Err(e) => return Err(format!("play: {e}")),
         }
         if role == Side::Defenders && !self.options.defender_repeats && self.repeats_a_board(m) {
@@ -470,7 +479,8 @@ impl HtpServer {
         });
         let limits = limits_with_time(clock_time, &self.options.engine);
         let started = Instant::now();
-        let mut choice = choose_checked(self.player.as_mut(), &self.game, &limits).map_err(|e| format!("message: {e}"))?;
+        let mut choice =
+            choose_checked(self.player.as_mut(), &self.game, &limits).map_err(|e| format!("message: {e}"))?;
         if side == Side::Defenders && !self.options.defender_repeats && self.repeats_a_board(choice.mv) {
             match self.best_unrepeated_move() {
                 Some(m) => choice = MoveChoice { mv: m, pv: vec![m], ..choice },
@@ -487,11 +497,17 @@ impl HtpServer {
             *left = left.saturating_sub(elapsed) + clock.increment;
         }
         let size = self.size();
-        let play = format!("play {} {} {}", role_name(side), square_name(choice.mv.from, size), square_name(choice.mv.to, size));
+        let play = format!(
+            "play {} {} {}",
+            role_name(side),
+            square_name(choice.mv.from, size),
+            square_name(choice.mv.to, size)
+        );
         self.game.play(choice.mv).map_err(|e| format!("message: {e}"))?;
         self.after_move();
         let score = choice.value.map_or_else(|| "0".to_string(), |v| format!("{:.3}", attackers_view(v, side)));
-        let reply = format!("{play}, score: {score}, delay milliseconds: {}, loops: {}", elapsed.as_millis(), choice.nodes);
+        let reply =
+            format!("{play}, score: {score}, delay milliseconds: {}, loops: {}", elapsed.as_millis(), choice.nodes);
         Ok((reply, play))
     }
 
@@ -499,21 +515,16 @@ impl HtpServer {
     /// for the mover (a move that wins at once first).
     fn best_unrepeated_move(&self) -> Option<Move> {
         let mover = self.game.position().side_to_move();
-        self.game
-            .legal_moves()
-            .iter()
-            .copied()
-            .filter(|&m| !self.repeats_a_board(m))
-            .max_by_key(|&m| {
-                let mut after = self.game.clone();
-                after.play_unchecked(m);
-                match after.outcome() {
-                    Outcome::Decided { winner, .. } if winner == mover => i64::MAX,
-                    Outcome::Decided { .. } => i64::MIN,
-                    Outcome::Draw { .. } => 0,
-                    Outcome::Ongoing => -i64::from(evaluate(after.position())),
-                }
-            })
+        self.game.legal_moves().iter().copied().filter(|&m| !self.repeats_a_board(m)).max_by_key(|&m| {
+            let mut after = self.game.clone();
+            after.play_unchecked(m);
+            match after.outcome() {
+                Outcome::Decided { winner, .. } if winner == mover => i64::MAX,
+                Outcome::Decided { .. } => i64::MIN,
+                Outcome::Draw { .. } => 0,
+                Outcome::Ongoing => -i64::from(evaluate(after.position())),
+            }
+        })
     }
 
     /// Whose turn the reference says it is: after the move that ends a game it does not pass
@@ -664,7 +675,8 @@ impl HtpServer {
 fn is_reference_restricted(sq: Square, size: u8) -> bool {
     let last = size - 1;
     let centre = size / 2;
-    ((sq.file() == 0 || sq.file() == last) && (sq.rank() == 0 || sq.rank() == last)) || (sq.file() == centre && sq.rank() == centre)
+    ((sq.file() == 0 || sq.file() == last) && (sq.rank() == 0 || sq.rank() == last))
+        || (sq.file() == centre && sq.rank() == centre)
 }
 
 fn status_word(winner: Option<Side>) -> &'static str {
@@ -734,7 +746,8 @@ mod tests {
 
     #[test]
     fn answers_the_informational_commands() {
-        let out = session("protocol_version\nknown_command play\nknown_command fly\n\n# a comment\nfoo bar\nquit\nname\n");
+        let out =
+            session("protocol_version\nknown_command play\nknown_command fly\n\n# a comment\nfoo bar\nquit\nname\n");
         assert_eq!(out, "= 1-beta\n= true\n= false\n? message: unrecognized command: foo\n\n");
         assert!(session("list_commands\n").starts_with("= \nboard_size\nfinal_status\n"));
     }
@@ -764,13 +777,18 @@ mod tests {
     #[test]
     fn captures_are_listed_and_undo_restores() {
         let mut s = server();
-        for (cmd, reply) in [("play attacker a4 e4", "= \n"), ("play defender h6 h9", "= \n"), ("play attacker k4 g4", "= f4 \n")] {
+        for (cmd, reply) in
+            [("play attacker a4 e4", "= \n"), ("play defender h6 h9", "= \n"), ("play attacker k4 g4", "= f4 \n")]
+        {
             assert_eq!(s.handle(cmd).render().as_deref(), Some(reply), "{cmd}");
         }
         assert_eq!(s.handle("play_undo"), HtpReply::Success(String::new()));
         assert_eq!(s.game().ply(), 2);
         assert_eq!(s.handle("final_status"), HtpReply::Success("ongoing".into()));
-        assert_eq!(s.handle("play defender resigns"), HtpReply::Failure("play: you can't resign for the other player".into()));
+        assert_eq!(
+            s.handle("play defender resigns"),
+            HtpReply::Failure("play: you can't resign for the other player".into())
+        );
         assert_eq!(s.handle("play attacker resigns"), HtpReply::Success(String::new()));
         assert_eq!(s.handle("final_status"), HtpReply::Success("defender_wins".into()));
         assert_eq!(s.handle("generate_move"), HtpReply::Failure("message: play: the game is already over".into()));
@@ -793,9 +811,15 @@ mod tests {
         for cmd in ["play attacker a4 a3", "play defender f4 f3", "play attacker a3 a4"] {
             assert_eq!(s.handle(cmd), HtpReply::Success(String::new()), "{cmd}");
         }
-        assert_eq!(s.handle("play defender f3 f4"), HtpReply::Failure("play: you already reached that position".into()));
-        let mut lenient =
-            HtpServer::new(Box::new(RandomPlayer::new(1)), Variant::copenhagen(), HtpServerOptions { defender_repeats: true, ..HtpServerOptions::default() });
+        assert_eq!(
+            s.handle("play defender f3 f4"),
+            HtpReply::Failure("play: you already reached that position".into())
+        );
+        let mut lenient = HtpServer::new(
+            Box::new(RandomPlayer::new(1)),
+            Variant::copenhagen(),
+            HtpServerOptions { defender_repeats: true, ..HtpServerOptions::default() },
+        );
         for cmd in ["play attacker a4 a3", "play defender f4 f3", "play attacker a3 a4", "play defender f3 f4"] {
             assert_eq!(lenient.handle(cmd), HtpReply::Success(String::new()), "{cmd}");
         }
@@ -832,8 +856,13 @@ mod tests {
     fn time_settings_are_checked() {
         let mut s = server();
         assert_eq!(s.handle("time_settings fischer 10 5"), HtpReply::Success(String::new()));
-        assert_eq!(s.handle("time_settings fischer x 5"), HtpReply::Failure("message: time_settings: arg 2 is not an integer".into()));
-        assert!(matches!(s.handle("time_settings"), HtpReply::Failure(t) if t.starts_with("message: time_settings: expected")));
+        assert_eq!(
+            s.handle("time_settings fischer x 5"),
+            HtpReply::Failure("message: time_settings: arg 2 is not an integer".into())
+        );
+        assert!(
+            matches!(s.handle("time_settings"), HtpReply::Failure(t) if t.starts_with("message: time_settings: expected"))
+        );
         assert_eq!(s.handle("time_settings un-timed"), HtpReply::Success(String::new()));
     }
 

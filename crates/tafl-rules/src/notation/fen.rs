@@ -16,7 +16,9 @@ impl Setup {
         let text = text.trim();
         let (board, side) = match text.rsplit_once(char::is_whitespace) {
             Some((b, s)) => (b.trim_end(), s),
-            None => return Err(ParseError::at(text.len() + 1, "expected the side to move (`a` or `d`) after the board")),
+            None => {
+                return Err(ParseError::at(text.len() + 1, "expected the side to move (`a` or `d`) after the board"));
+            }
         };
         let side_column = text.len() - side.len() + 1;
         let side_to_move = match side {
@@ -86,7 +88,8 @@ mod tests {
     #[test]
     fn bad_fens_say_where() {
         let v = Variant::copenhagen();
-        let e = Position::from_fen(v, "3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 x").unwrap_err();
+        let e = Position::from_fen(v, "3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3ddd3a/a4d4a/11/5a5/3aaaaa3 x")
+            .unwrap_err();
         assert!(e.message.contains("side to move"), "{e}");
         let e = Setup::from_fen("3aaaaa3/5a5/11/a4d4a/a3ddd3a/aa1ddkdd1aa/a3dqd3a/a4d4a/11/5a5/3aaaaa3 a").unwrap_err();
         assert_eq!(e.column, 45);
@@ -105,7 +108,12 @@ mod tests {
         // Found by the fen and opentafl fuzz targets: the run, or the file count after it,
         // overflowed usize (a panic with overflow checks, a wrapped count without: 2^64 + 11
         // would wrap to 11).
-        for run in ["26066060222222222222222220", "18446744073709551627", "a99999999999999999999999", "dk111111111111111260620600"] {
+        for run in [
+            "26066060222222222222222220",
+            "18446744073709551627",
+            "a99999999999999999999999",
+            "dk111111111111111260620600",
+        ] {
             let fen = format!("{run}/11/11/11/11/11/11/11/11/11/11 a");
             let e = Setup::from_fen(&fen).unwrap_err();
             assert!(e.message.contains("more than"), "{run}: {e}");

@@ -68,6 +68,14 @@ mod tests {
         assert_eq!(Position::start(v).to_opentafl(), record);
         assert_eq!(Position::from_opentafl(v, record, Side::Attackers).unwrap(), Position::start(v));
         assert!(Position::from_opentafl(v, "/3ttttt3/", Side::Attackers).is_err());
-        assert_eq!(Setup::from_opentafl("/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TxT3t/t4T4t/11/5t5/3ttttt3/", Side::Attackers).unwrap_err().column, 46);
+        assert_eq!(
+            Setup::from_opentafl(
+                "/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TxT3t/t4T4t/11/5t5/3ttttt3/",
+                Side::Attackers
+            )
+            .unwrap_err()
+            .column,
+            46
+        );
     }
 }

@@ -47,7 +47,13 @@ pub(crate) fn write_rank(setup: &Setup, rank: u8, letters: &Letters, out: &mut S
 }
 
 /// Parses one rank into `setup`; `column` is where `text` starts in the whole record.
-pub(crate) fn parse_rank(text: &str, rank: u8, setup: &mut Setup, column: usize, letters: &Letters) -> Result<(), ParseError> {
+pub(crate) fn parse_rank(
+    text: &str,
+    rank: u8,
+    setup: &mut Setup,
+    column: usize,
+    letters: &Letters,
+) -> Result<(), ParseError> {
     let size = setup.size as usize;
     let too_long = || format!("rank {} has more than {size} squares", rank + 1);
     let mut file: usize = 0;
@@ -81,7 +87,10 @@ pub(crate) fn parse_rank(text: &str, rank: u8, setup: &mut Setup, column: usize,
         file += 1;
     }
     if file != size {
-        return Err(ParseError::at(column + text.len(), format!("rank {} has {file} squares, expected {size}", rank + 1)));
+        return Err(ParseError::at(
+            column + text.len(),
+            format!("rank {} has {file} squares, expected {size}", rank + 1),
+        ));
     }
     Ok(())
 }

@@ -335,7 +335,12 @@ struct Search<'a> {
 
 impl Search<'_> {
     /// Iterative deepening up to `max_depth`; a new iteration starts only before `soft_deadline`.
-    fn iterate(&mut self, max_depth: u32, soft_deadline: Option<Instant>, root_moves: &[Move]) -> (MoveChoice, Option<Score>) {
+    fn iterate(
+        &mut self,
+        max_depth: u32,
+        soft_deadline: Option<Instant>,
+        root_moves: &[Move],
+    ) -> (MoveChoice, Option<Score>) {
         let mut best: Option<(Score, Vec<Move>, u32)> = None;
         // The score of the last iteration that finished: an aborted one proves nothing.
         let mut finished: Option<Score> = None;
@@ -375,7 +380,9 @@ impl Search<'_> {
         if self.nodes >= self.node_limit {
             self.aborted = true;
         }
-        if self.nodes.is_multiple_of(CLOCK_EVERY) && (self.stop.is_set() || self.deadline.is_some_and(|d| self.clock.now() >= d)) {
+        if self.nodes.is_multiple_of(CLOCK_EVERY)
+            && (self.stop.is_set() || self.deadline.is_some_and(|d| self.clock.now() >= d))
+        {
             self.aborted = true;
         }
     }

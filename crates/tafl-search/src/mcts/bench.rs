@@ -44,8 +44,19 @@ impl<E: Evaluator + ?Sized> Evaluator for Timed<'_, E> {
 
 /// Plays `n_games` Copenhagen games at once for about `seconds`, each move a Gumbel search of
 /// `visits` simulations, all leaves of a round evaluated in one batch.
-pub fn searches_in_flight<E: Evaluator + ?Sized>(evaluator: &E, n_games: usize, visits: u32, seconds: f64) -> BenchReport {
-    searches_in_flight_with(evaluator, &Game::new(Variant::copenhagen()), &SearchParams::gumbel(visits), n_games, seconds)
+pub fn searches_in_flight<E: Evaluator + ?Sized>(
+    evaluator: &E,
+    n_games: usize,
+    visits: u32,
+    seconds: f64,
+) -> BenchReport {
+    searches_in_flight_with(
+        evaluator,
+        &Game::new(Variant::copenhagen()),
+        &SearchParams::gumbel(visits),
+        n_games,
+        seconds,
+    )
 }
 
 /// [`searches_in_flight`] from any start and with any parameters. A game that ends starts again.
@@ -57,7 +68,8 @@ pub fn searches_in_flight_with<E: Evaluator + ?Sized>(
     seconds: f64,
 ) -> BenchReport {
     let timed = Timed { inner: evaluator, spent: std::sync::Mutex::new(Duration::ZERO) };
-    let mut searches: Vec<Search> = (0..n_games.max(1)).map(|i| Search::new(start.clone(), params.clone(), i as u64)).collect();
+    let mut searches: Vec<Search> =
+        (0..n_games.max(1)).map(|i| Search::new(start.clone(), params.clone(), i as u64)).collect();
     let (mut evaluations, mut calls, mut simulations, mut moves) = (0u64, 0u64, 0u64, 0u64);
     let began = Instant::now();
     let limit = Duration::from_secs_f64(seconds.max(0.0));

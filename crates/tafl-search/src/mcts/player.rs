@@ -123,13 +123,15 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
         let started = self.clock.now();
         let mut search = self.search_for(game);
         // (`Search::start` bounds the count.)
-        let visits = limits.visits.map_or(self.params.visits, |v| u32::try_from(v.min(MAX_SEARCH_COUNT)).unwrap_or(u32::MAX));
+        let visits =
+            limits.visits.map_or(self.params.visits, |v| u32::try_from(v.min(MAX_SEARCH_COUNT)).unwrap_or(u32::MAX));
         search.start(visits);
         // Time is checked between batches: stop when the next batch might not fit, judged by
         // twice the slowest so far plus a twentieth of the time for the scheduler's whims.
         let mut slowest = Duration::ZERO;
         while !search.done() {
-            let out_of_time = limits.time.is_some_and(|time| self.clock.now() - started + 2 * slowest + time / 20 >= time);
+            let out_of_time =
+                limits.time.is_some_and(|time| self.clock.now() - started + 2 * slowest + time / 20 >= time);
             if (out_of_time || limits.stop.is_set()) && search.root_visits() > 0 {
                 break;
             }
@@ -172,7 +174,8 @@ impl<E: Evaluator> MctsPlayer<E> {
         if result.proof == Some(Proof::Win) {
             return chosen;
         }
-        let mut ranked: Vec<(Move, f32)> = result.improved_policy.iter().copied().filter(|&(m, _)| m != chosen).collect();
+        let mut ranked: Vec<(Move, f32)> =
+            result.improved_policy.iter().copied().filter(|&(m, _)| m != chosen).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         let candidates = std::iter::once(chosen).chain(ranked.into_iter().map(|(m, _)| m)).take(GUARD_MOVES);
         for mv in candidates {

@@ -768,7 +768,8 @@ impl Search {
                 sum_pq += p * q;
             }
         }
-        let v_mix = if sum_n == 0 { n.raw_value } else { (n.raw_value + sum_n as f32 * sum_pq / sum_p) / (1.0 + sum_n as f32) };
+        let v_mix =
+            if sum_n == 0 { n.raw_value } else { (n.raw_value + sum_n as f32 * sum_pq / sum_p) / (1.0 + sum_n as f32) };
         // The completed Q-values' range over moves not proven lost, as in `completed`.
         let (mut low, mut high) = (f32::INFINITY, f32::NEG_INFINITY);
         for e in edges.clone() {
@@ -876,7 +877,8 @@ impl Search {
         if let Some(win) = self.winning_edge() {
             let w = win - edges.start;
             result.best_move = Some(moves[w]);
-            result.improved_policy = moves.iter().enumerate().map(|(i, &m)| (m, if i == w { 1.0 } else { 0.0 })).collect();
+            result.improved_policy =
+                moves.iter().enumerate().map(|(i, &m)| (m, if i == w { 1.0 } else { 0.0 })).collect();
             result.pv = self.pv();
             return result;
         }
@@ -939,7 +941,11 @@ impl Search {
             let logit = self.tree.edges[edges.start + i].prior.max(1e-30).ln();
             g + logit + completed.sigma(completed.q[i])
         };
-        candidates.into_iter().filter(|&i| search_visits(i) == most).max_by(|&a, &b| score(a).total_cmp(&score(b))).unwrap_or(0)
+        candidates
+            .into_iter()
+            .filter(|&i| search_visits(i) == most)
+            .max_by(|&a, &b| score(a).total_cmp(&score(b)))
+            .unwrap_or(0)
     }
 
     /// The PUCT move: by visit counts at the temperature of this ply (the best at 0), moves
@@ -952,7 +958,8 @@ impl Search {
         let visits = |i: usize| f64::from(self.edge_visits(edges.start + i));
         let most = candidates.iter().map(|&i| visits(i)).fold(0.0, f64::max);
         if temperature > 0.0 && most > 0.0 {
-            let weights: Vec<f64> = candidates.iter().map(|&i| (visits(i) / most).powf(1.0 / f64::from(temperature))).collect();
+            let weights: Vec<f64> =
+                candidates.iter().map(|&i| (visits(i) / most).powf(1.0 / f64::from(temperature))).collect();
             let total: f64 = weights.iter().sum();
             let mut target = self.choice_u * total;
             for (&i, w) in candidates.iter().zip(&weights) {
@@ -967,7 +974,10 @@ impl Search {
             let e = edges.start + i;
             (visits(i), self.edge_q(e).0.unwrap_or(-2.0), self.tree.edges[e].prior)
         };
-        candidates.into_iter().max_by(|&a, &b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal)).unwrap_or(0)
+        candidates
+            .into_iter()
+            .max_by(|&a, &b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal))
+            .unwrap_or(0)
     }
 
     /// The proven win when there is one, else the most-visited line (or a refuted move where

@@ -259,9 +259,13 @@ fn puct_prefers_the_capture_too() {
 fn many_searches_in_flight_match_one_at_a_time() {
     let starts = [Game::new(Variant::copenhagen()), game(THREAT), game(FORK), game(CAPTURE), game(ESCAPE)];
     for params in [SearchParams::puct(24), SearchParams::gumbel(24)] {
-        let alone: Vec<SearchResult> =
-            starts.iter().enumerate().map(|(i, g)| Search::new(g.clone(), params.clone(), i as u64).run(&Material, 1)).collect();
-        let mut searches: Vec<Search> = starts.iter().enumerate().map(|(i, g)| Search::new(g.clone(), params.clone(), i as u64)).collect();
+        let alone: Vec<SearchResult> = starts
+            .iter()
+            .enumerate()
+            .map(|(i, g)| Search::new(g.clone(), params.clone(), i as u64).run(&Material, 1))
+            .collect();
+        let mut searches: Vec<Search> =
+            starts.iter().enumerate().map(|(i, g)| Search::new(g.clone(), params.clone(), i as u64)).collect();
         let mut rounds = 0;
         while step_searches(searches.iter_mut(), &Material, 1) > 0 {
             rounds += 1;
@@ -360,7 +364,8 @@ fn mcts_player_keeps_to_the_time_asked() {
 
 #[test]
 fn params_read_from_toml_and_reject_typos() {
-    let p: SearchParams = toml::from_str("visits = 32\nuse-gumbel = true\ngumbel-k = 8\nc-visit = 40.0").expect("valid");
+    let p: SearchParams =
+        toml::from_str("visits = 32\nuse-gumbel = true\ngumbel-k = 8\nc-visit = 40.0").expect("valid");
     assert_eq!(p, SearchParams { visits: 32, use_gumbel: true, gumbel_k: 8, c_visit: 40.0, ..SearchParams::default() });
     let e = toml::from_str::<SearchParams>("visit = 32").expect_err("typo");
     assert!(e.to_string().contains("visit"), "{e}");
@@ -455,8 +460,11 @@ fn fast_gumbel_interior_scores_match_the_formula() {
         }
         let completed = search.completed(node);
         let edges = n.edges();
-        let mut pi: Vec<f32> =
-            edges.clone().zip(&completed.q).map(|(e, &q)| search.tree.edges[e].prior.max(1e-30).ln() + completed.sigma(q)).collect();
+        let mut pi: Vec<f32> = edges
+            .clone()
+            .zip(&completed.q)
+            .map(|(e, &q)| search.tree.edges[e].prior.max(1e-30).ln() + completed.sigma(q))
+            .collect();
         gumbel::softmax(&mut pi);
         let visits: Vec<u32> = edges.clone().map(|e| search.edge_q(e).1).collect();
         let total = 1.0 + visits.iter().sum::<u32>() as f32;
@@ -548,7 +556,10 @@ fn every_root_move_proven_lost_loses_by_brute_force() {
             g.play_unchecked(choice.mv);
         }
     }
-    assert!(positions >= 20 && refuted >= 500 && forks >= 10, "{positions} positions, {refuted} refuted, {forks} forks");
+    assert!(
+        positions >= 20 && refuted >= 500 && forks >= 10,
+        "{positions} positions, {refuted} refuted, {forks} forks"
+    );
 }
 
 #[test]
@@ -571,10 +582,17 @@ fn gumbel_targets_give_moves_proven_lost_no_mass_and_rescale_q() {
                     }
                     // sigma spans [0, scale] over the moves not proven lost.
                     let completed = search.completed(0);
-                    let alive: Vec<f32> = completed.q.iter().zip(&lost).filter(|&(_, &l)| !l).map(|(&q, _)| completed.sigma(q)).collect();
-                    let (lo, hi) = alive.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &s| (a.min(s), b.max(s)));
+                    let alive: Vec<f32> =
+                        completed.q.iter().zip(&lost).filter(|&(_, &l)| !l).map(|(&q, _)| completed.sigma(q)).collect();
+                    let (lo, hi) =
+                        alive.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &s| (a.min(s), b.max(s)));
                     assert!(lo.abs() < 1e-4, "lowest sigma {lo}");
-                    assert!(alive.len() < 2 || completed.spread <= gumbel::MIN_SPREAD || (hi - completed.scale).abs() < 1e-3, "highest sigma {hi}");
+                    assert!(
+                        alive.len() < 2
+                            || completed.spread <= gumbel::MIN_SPREAD
+                            || (hi - completed.scale).abs() < 1e-3,
+                        "highest sigma {hi}"
+                    );
                 }
             }
             let choice = random.choose(&g, &Limits::default()).expect("a move");
@@ -592,7 +610,16 @@ const KING_TRAP: &str = "11/8ada/2a6a1/11/11/11/1aka7/2a8/11/11/11 d";
 /// A search result that chose `chosen` with all the policy on it.
 fn chose(game: &Game, chosen: Move) -> SearchResult {
     let improved_policy = game.legal_moves().iter().map(|&m| (m, if m == chosen { 1.0 } else { 0.0 })).collect();
-    SearchResult { best_move: Some(chosen), improved_policy, root_value: 0.0, best_value: 0.0, visits: 0, root_visits: 0, proof: None, pv: vec![chosen] }
+    SearchResult {
+        best_move: Some(chosen),
+        improved_policy,
+        root_value: 0.0,
+        best_value: 0.0,
+        visits: 0,
+        root_visits: 0,
+        proof: None,
+        pv: vec![chosen],
+    }
 }
 
 #[test]
@@ -677,7 +704,8 @@ fn a_tree_stops_growing_at_its_memory_bound() {
     // Bounded by length, within what one more node's edges add.
     assert!(search.tree.bytes() < (1 << 20) + (1 << 16), "{} bytes", search.tree.bytes());
     // Visits far beyond the bound on counts are cut to it, not allocated.
-    let mut huge = Search::new(Game::new(Variant::preset("brandubh").expect("brandubh")), SearchParams::gumbel(u32::MAX), 1);
+    let mut huge =
+        Search::new(Game::new(Variant::preset("brandubh").expect("brandubh")), SearchParams::gumbel(u32::MAX), 1);
     huge.start(u32::MAX);
     assert!(huge.next_leaves(1) <= 1);
 }

@@ -76,7 +76,16 @@ pub(crate) struct Node {
 
 impl Node {
     pub fn new() -> Node {
-        Node { first_edge: 0, edge_count: 0, visits: 0, in_flight: 0, value_sum: 0.0, raw_value: 0.0, proof: None, state: State::New }
+        Node {
+            first_edge: 0,
+            edge_count: 0,
+            visits: 0,
+            in_flight: 0,
+            value_sum: 0.0,
+            raw_value: 0.0,
+            proof: None,
+            state: State::New,
+        }
     }
 
     pub fn edges(&self) -> std::ops::Range<usize> {
