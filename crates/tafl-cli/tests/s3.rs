@@ -128,6 +128,13 @@ fn workers_and_a_trainer(run: &str, dir: &Path) {
         "{manifest}"
     );
     assert!(bundle.join("weights/weights.bpk").is_file() && bundle.join("net.onnx").is_file());
+    // The run's best model as a player, wherever the run lies.
+    let spec = format!("mcts:model={run},visits=8");
+    let analyse = tafl("analyser", dir)
+        .args(["analyse", "--variant", "brandubh", "--player", &spec, "3a3/3a3/3d3/aadkdaa/3d3/3a3/3a3", "a"])
+        .output()
+        .unwrap();
+    assert!(analyse.status.success(), "{}", stderr(&analyse));
 
     let store = Location::parse(run).unwrap().open().unwrap();
     let shards = keys(store.as_ref(), "selfplay/", ".bin");

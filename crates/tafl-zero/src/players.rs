@@ -47,7 +47,8 @@ impl std::fmt::Debug for ZeroFactory {
 }
 
 /// The checkpoint directory a `model=` path names: the shipped net's for `builtin`, the
-/// directory itself when it holds a checkpoint, else the best model of a run directory.
+/// directory itself when it holds a checkpoint, else the best model of a run directory or of a
+/// run in object storage (`s3://bucket/prefix`, fetched into the cache).
 #[must_use]
 pub fn resolve_model(path: &Path) -> PathBuf {
     if path.as_os_str() == crate::builtin::BUILTIN
@@ -64,6 +65,14 @@ pub fn resolve_model(path: &Path) -> PathBuf {
     if path.join("models").is_dir()
         && let Ok(run) = crate::rundir::RunDir::open(path)
         && let Some(best) = run.best_model()
+    {
+        return run.model_dir(&best);
+    }
+    // A run in object storage (`s3://…`): its best model, fetched into the local cache.
+    if let Ok(crate::storage::Location::S3 { .. }) = crate::storage::Location::parse(&path.to_string_lossy())
+        && let Ok(run) = crate::rundir::RunDir::open(path)
+        && let Some(best) = run.best_model()
+        && run.fetch_model(&best).unwrap_or(false)
     {
         return run.model_dir(&best);
     }
@@ -239,25 +248,28 @@ mod tests {
             gumbel,
             inner: (),
         };
-        let none = Limits::default();
+        let none = Limits::default;
         // Nothing asked: the defaults (a bundle's visits and time per move).
         assert_eq!(
-            player(none, false).limits(&none),
-            Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..none }
+            player(none(), false).limits(&none()),
+            Limits { visits: Some(200), time: Some(Duration::from_secs(3)), ..none() }
         );
         // `time=1s` alone: the time ends the search; with `visits=` as well, both do.
-        let timed = Limits { time: second, ..none };
-        assert_eq!(player(timed, false).limits(&none), Limits { visits: Some(TIMED_VISITS), time: second, ..none });
-        let both = Limits { visits: Some(300), time: second, ..none };
-        assert_eq!(player(both, false).limits(&none), both);
-        // A Gumbel search keeps its visits, which plan its halving.
-        assert_eq!(player(timed, true).limits(&none), Limits { visits: Some(200), time: second, ..none });
-        // A caller's clock counts as a time; the caller's limits come before the spec's.
-        let clock = Limits { time: Some(Duration::from_millis(500)), ..none };
-        assert_eq!(player(none, false).limits(&clock), Limits { visits: Some(TIMED_VISITS), ..clock });
+        let timed = || Limits { time: second, ..none() };
         assert_eq!(
-            player(both, false).limits(&Limits { visits: Some(50), ..none }),
-            Limits { visits: Some(50), time: second, ..none }
+            player(timed(), false).limits(&none()),
+            Limits { visits: Some(TIMED_VISITS), time: second, ..none() }
+        );
+        let both = || Limits { visits: Some(300), time: second, ..none() };
+        assert_eq!(player(both(), false).limits(&none()), both());
+        // A Gumbel search keeps its visits, which plan its halving.
+        assert_eq!(player(timed(), true).limits(&none()), Limits { visits: Some(200), time: second, ..none() });
+        // A caller's clock counts as a time; the caller's limits come before the spec's.
+        let clock = Limits { time: Some(Duration::from_millis(500)), ..none() };
+        assert_eq!(player(none(), false).limits(&clock), Limits { visits: Some(TIMED_VISITS), ..clock });
+        assert_eq!(
+            player(both(), false).limits(&Limits { visits: Some(50), ..none() }),
+            Limits { visits: Some(50), time: second, ..none() }
         );
     }
 
