@@ -47,8 +47,9 @@ impl std::fmt::Debug for ZeroFactory {
 }
 
 /// The checkpoint directory a `model=` path names: the shipped net's for `builtin`, the
-/// directory itself when it holds a checkpoint, else the best model of a run directory or of a
-/// run in object storage (`s3://bucket/prefix`, fetched into the cache).
+/// directory itself when it holds a checkpoint, else the best model of a run directory (a path
+/// or a `file://` URL) or of a run in object storage (`s3://bucket/prefix`, fetched into the
+/// cache).
 #[must_use]
 pub fn resolve_model(path: &Path) -> PathBuf {
     if path.as_os_str() == crate::builtin::BUILTIN
@@ -68,13 +69,19 @@ pub fn resolve_model(path: &Path) -> PathBuf {
     {
         return run.model_dir(&best);
     }
-    // A run in object storage (`s3://…`): its best model, fetched into the local cache.
-    if let Ok(crate::storage::Location::S3 { .. }) = crate::storage::Location::parse(&path.to_string_lossy())
-        && let Ok(run) = crate::rundir::RunDir::open(path)
-        && let Some(best) = run.best_model()
-        && run.fetch_model(&best).unwrap_or(false)
-    {
-        return run.model_dir(&best);
+    match crate::storage::Location::parse(&path.to_string_lossy()) {
+        // A `file://` URL: the directory it names.
+        Ok(crate::storage::Location::Local(local)) if local != path => return resolve_model(&local),
+        // A run in object storage (`s3://…`): its best model, fetched into the local cache.
+        Ok(crate::storage::Location::S3 { .. }) => {
+            if let Ok(run) = crate::rundir::RunDir::open(path)
+                && let Some(best) = run.best_model()
+                && run.fetch_model(&best).unwrap_or(false)
+            {
+                return run.model_dir(&best);
+            }
+        }
+        _ => {}
     }
     path.to_path_buf()
 }
