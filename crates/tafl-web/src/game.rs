@@ -360,6 +360,7 @@ pub async fn engine(
         return Err(ApiError::BadRequest("the game is over: no move to search".into()));
     }
     let spec = state.player(request.player.as_deref())?.clone();
+    let name = spec.name.clone();
     let time = request.time_ms.map(|ms| Duration::from_millis(ms.max(1)).min(MAX_MOVE_TIME));
     let slot = state.search_slot()?;
     let stop = Stop::new();
@@ -390,7 +391,6 @@ pub async fn engine(
         .await
         .map_err(|_| ApiError::Engine("the engine did not answer in time".into()))?;
     let (choice, ms) = joined.map_err(|e| ApiError::Engine(format!("the search failed: {e}")))??;
-    let name = state.player(request.player.as_deref())?.name.clone();
     let side = game.position().side_to_move();
     let mut game = game;
     let mut plies = plies;
