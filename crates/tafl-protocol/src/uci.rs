@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `uci` | `id name …`, `id author …`, `option …`, `uciok` |
 //! | `isready` | `readyok` (at once, even while searching) |
-//! | `setoption name Variant value copenhagen` / `name MoveTime value MS` | |
+//! | `setoption name Variant value copenhagen` / `name MoveTime value MS` / `name MultiPV value N` | |
 //! | `ucinewgame` | |
 //! | `position startpos [moves d1d4 …]` | |
 //! | `position fen 3aaaaa3/…/3aaaaa3 a [moves …]` | |
@@ -20,6 +20,10 @@
 //! * Moves are written `d1d4`, as TaflZero writes them; `d1-d4` is accepted too.
 //! * `score cp` is the player's value from the side to move's view times 1000.
 //! * `go nodes N` limits search nodes and MCTS visits alike.
+//! * With `MultiPV` N > 1 (at most [`MAX_LINES`]), each `info` is N lines, `info multipv K
+//!   depth … nodes … time … score cp … pv …` for the K-th best move, the move to be played
+//!   first. An MCTS reads them off its tree; alpha-beta searches each, so it sees less deep.
+//!   Players with no lines of their own (random, an external engine) answer one line.
 //! * Errors (a bad FEN, an illegal move, an unknown command, a line that is not UTF-8 or is
 //!   longer than [`MAX_LINE`]) are answered `info string error: …`, and the engine keeps going;
 //!   after a bad `position` the previous position stays.
@@ -34,7 +38,7 @@ use std::thread::{self, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use tafl_rules::{Game, PRESETS, Position, Side, Variant, parse_move};
-use tafl_search::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, Stop};
+use tafl_search::{Limits, Line, MAX_LINES, MAX_SEARCH_COUNT, MoveChoice, Player, Stop};
 
 use crate::engine::{EngineOptions, choose_checked, compact_move, time_for_move};
 use crate::lines::{MAX_LINE, read_line};
@@ -80,6 +84,8 @@ pub struct UciServer {
     variant: &'static Variant,
     game: Game,
     name: String,
+    /// `MultiPV`: how many lines each `info` reports.
+    lines: usize,
 }
 
 impl UciServer {
@@ -92,6 +98,7 @@ impl UciServer {
             variant,
             game: Game::new(variant),
             name: format!("tafl {}", env!("CARGO_PKG_VERSION")),
+            lines: 1,
         }
     }
 
@@ -179,6 +186,7 @@ impl UciServer {
                 say(out, &format!("option name Variant type combo default {}{vars}", self.variant.name()));
                 let ms = self.options.move_time.map_or(0, |t| t.as_millis());
                 say(out, &format!("option name MoveTime type spin default {ms} min 0 max 86400000"));
+                say(out, &format!("option name MultiPV type spin default 1 min 1 max {MAX_LINES}"));
                 say(out, "uciok");
             }
             "ucinewgame" => {
@@ -217,6 +225,14 @@ impl UciServer {
                     value.trim().parse().map_err(|_| format!("MoveTime must be milliseconds, found `{value}`"))?;
                 self.options.move_time = (ms > 0).then(|| Duration::from_millis(ms));
             }
+            "multipv" => {
+                self.lines = value
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_LINES).contains(n))
+                    .ok_or_else(|| format!("MultiPV must be 1 to {MAX_LINES}, found `{}`", value.trim()))?;
+            }
             other => return Err(format!("unknown option `{other}`")),
         }
         Ok(())
@@ -250,7 +266,7 @@ impl UciServer {
     }
 
     fn parse_go(&self, args: &[&str]) -> Result<Go, String> {
-        let mut limits = Limits::default();
+        let mut limits = Limits { lines: (self.lines > 1).then_some(self.lines), ..Limits::default() };
         let mut infinite = false;
         let (mut wtime, mut btime, mut winc, mut binc) = (None, None, Duration::ZERO, Duration::ZERO);
         let mut i = 0;
@@ -320,19 +336,28 @@ fn preset_of_size(size: usize) -> Option<&'static Variant> {
     PRESETS.iter().filter_map(|p| Variant::preset(p)).find(|v| v.size() as usize == size)
 }
 
-fn info_line(choice: &MoveChoice, elapsed: Duration) -> String {
-    let mut line = format!("info depth {} nodes {} time {}", choice.depth, choice.nodes, elapsed.as_millis());
-    if let Some(v) = choice.value {
-        line.push_str(&format!(" score cp {}", (v * 1000.0).round() as i32));
-    }
-    let pv: Vec<String> = if choice.pv.is_empty() {
-        vec![compact_move(choice.mv)]
+/// The `info` of a search: one line, or with several lines found, `info multipv K …` for each.
+fn say_info(out: &Output<'_>, choice: &MoveChoice, elapsed: Duration) {
+    if choice.lines.len() > 1 {
+        for (k, line) in choice.lines.iter().enumerate() {
+            say(out, &info_text(&format!("multipv {} ", k + 1), line, choice.depth, elapsed));
+        }
     } else {
-        choice.pv.iter().map(|m| compact_move(*m)).collect()
-    };
-    line.push_str(" pv ");
-    line.push_str(&pv.join(" "));
-    line
+        let pv = if choice.pv.is_empty() { vec![choice.mv] } else { choice.pv.clone() };
+        let main = Line { pv, value: choice.value, nodes: choice.nodes };
+        say(out, &info_text("", &main, choice.depth, elapsed));
+    }
+}
+
+fn info_text(multipv: &str, line: &Line, depth: u32, elapsed: Duration) -> String {
+    let mut text = format!("info {multipv}depth {depth} nodes {} time {}", line.nodes, elapsed.as_millis());
+    if let Some(v) = line.value {
+        text.push_str(&format!(" score cp {}", (v * 1000.0).round() as i32));
+    }
+    let pv: Vec<String> = line.pv.iter().map(|m| compact_move(*m)).collect();
+    text.push_str(" pv ");
+    text.push_str(&pv.join(" "));
+    text
 }
 
 /// One `go`, on the search thread; gives the player back.
@@ -348,7 +373,7 @@ fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &Stop, out: &O
     let best = match go {
         Go::Limited(limits) => match choose_checked(player.as_mut(), game, &limits) {
             Ok(choice) => {
-                say(out, &info_line(&choice, started.elapsed()));
+                say_info(out, &choice, started.elapsed());
                 Some(choice)
             }
             Err(e) => {
@@ -365,7 +390,7 @@ fn search(mut player: Box<dyn Player>, game: &Game, go: Go, stop: &Stop, out: &O
                 let slice_started = Instant::now();
                 match choose_checked(player.as_mut(), game, &limits.with_time(Some(slice))) {
                     Ok(choice) => {
-                        say(out, &info_line(&choice, started.elapsed()));
+                        say_info(out, &choice, started.elapsed());
                         best = Some(choice);
                     }
                     Err(e) => {
@@ -429,6 +454,62 @@ mod tests {
             game.play(parse_move(text, 11).unwrap().mv).unwrap();
         }
         assert!(game.position().check_move(m).is_ok());
+    }
+
+    /// The `info multipv` lines of a script's output: (K, first move of the line).
+    fn multipv_lines(out: &[String]) -> Vec<(usize, String)> {
+        out.iter()
+            .filter_map(|l| l.strip_prefix("info multipv "))
+            .map(|rest| {
+                let k = rest.split_whitespace().next().and_then(|k| k.parse().ok()).expect("a line number");
+                let pv = rest.split(" pv ").nth(1).expect("a pv");
+                (k, pv.split_whitespace().next().expect("a move").to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn multipv_reports_each_line_the_move_played_first() {
+        let players: [Box<dyn Player>; 2] = [
+            Box::new(AlphaBeta::with_depth(2)),
+            Box::new(tafl_search::MctsPlayer::new(
+                tafl_search::UniformEvaluator,
+                tafl_search::SearchParams::gumbel(200),
+            )),
+        ];
+        for player in players {
+            let out = run_script(player, "uci\nsetoption name MultiPV value 3\nposition startpos\ngo depth 2\n");
+            assert!(out.iter().any(|l| l == "option name MultiPV type spin default 1 min 1 max 256"), "{out:?}");
+            let lines = multipv_lines(&out);
+            assert_eq!(lines.iter().map(|l| l.0).collect::<Vec<_>>(), [1, 2, 3], "{out:?}");
+            let mut moves: Vec<&String> = lines.iter().map(|l| &l.1).collect();
+            assert_eq!(out.last().unwrap(), &format!("bestmove {}", lines[0].1));
+            moves.sort();
+            moves.dedup();
+            assert_eq!(moves.len(), 3, "{out:?}");
+            assert!(out.iter().filter(|l| l.starts_with("info multipv ")).all(|l| l.contains(" score cp ")));
+        }
+    }
+
+    #[test]
+    fn multipv_one_is_the_plain_info_and_bad_counts_are_refused() {
+        let out = run_script(
+            Box::new(AlphaBeta::with_depth(1)),
+            "setoption name MultiPV value 0\nsetoption name MultiPV value 257\nsetoption name MultiPV value x\nsetoption name MultiPV value 1\ngo depth 1\n",
+        );
+        for (line, value) in out.iter().zip(["0", "257", "x"]) {
+            assert_eq!(line, &format!("info string error: MultiPV must be 1 to 256, found `{value}`"));
+        }
+        assert!(out[3].starts_with("info depth 1 "), "{out:?}");
+        assert!(multipv_lines(&out).is_empty());
+    }
+
+    #[test]
+    fn a_player_without_lines_answers_one_info_under_multipv() {
+        let out = run_script(Box::new(RandomPlayer::new(2)), "setoption name MultiPV value 4\ngo nodes 10\n");
+        assert!(multipv_lines(&out).is_empty(), "{out:?}");
+        assert!(out[0].starts_with("info depth 0 "), "{out:?}");
+        assert!(out[1].starts_with("bestmove "), "{out:?}");
     }
 
     #[test]

@@ -744,6 +744,7 @@ fn choice(game: &Game, mv: Move, info: &Info) -> MoveChoice {
         pv: if pv_known { pv } else { vec![mv] },
         depth,
         nodes: info.nodes.unwrap_or(0),
+        lines: Vec::new(),
     }
 }
 

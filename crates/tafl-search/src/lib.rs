@@ -15,5 +15,5 @@ pub use alphabeta::AlphaBeta;
 pub use clock::{Clock, ManualClock, WallClock};
 pub use evaluator::{Evaluation, Evaluator, UniformEvaluator};
 pub use mcts::{MctsPlayer, Search, SearchParams, SearchResult};
-pub use player::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, PlayerError, Stop, StopOnDrop};
+pub use player::{Limits, Line, MAX_LINES, MAX_SEARCH_COUNT, MoveChoice, Player, PlayerError, Stop, StopOnDrop};
 pub use random::RandomPlayer;

@@ -77,6 +77,10 @@ pub struct Limits {
     pub time: Option<Duration>,
     /// Ends the search early when set (a client gone, `stop`); the best move so far is returned.
     pub stop: Stop,
+    /// How many of the best root moves to report with their lines in [`MoveChoice::lines`]
+    /// (a GUI's MultiPV); `None` reports none. An MCTS reads them off its tree at no cost; an
+    /// alpha-beta searches each extra line at every depth, so it sees less deep in the same time.
+    pub lines: Option<usize>,
 }
 
 impl Limits {
@@ -100,14 +104,51 @@ pub struct MoveChoice {
     pub depth: u32,
     /// Nodes searched or visits made.
     pub nodes: u64,
+    /// With [`Limits::lines`], the best root moves with their lines, the chosen move's first,
+    /// then best first (empty otherwise).
+    pub lines: Vec<Line>,
 }
 
 impl MoveChoice {
     /// A bare move with nothing else known.
     #[must_use]
     pub fn just(mv: Move) -> MoveChoice {
-        MoveChoice { mv, value: None, pv: vec![mv], depth: 0, nodes: 0 }
+        MoveChoice { mv, value: None, pv: vec![mv], depth: 0, nodes: 0, lines: Vec::new() }
     }
+
+    /// This choice with `lines` as its lines, the chosen move's line put first: moved up when it
+    /// is among them (a search may rank another move higher than the one its rule chose), else
+    /// made from the choice itself in place of the last.
+    #[must_use]
+    pub fn with_lines(mut self, mut lines: Vec<Line>) -> MoveChoice {
+        match lines.iter().position(|line| line.pv.first() == Some(&self.mv)) {
+            Some(i) => lines[..=i].rotate_right(1),
+            None if !lines.is_empty() => {
+                lines.pop();
+                let own = Line { pv: self.pv.clone(), value: self.value, nodes: self.nodes };
+                lines.insert(0, own);
+            }
+            None => {}
+        }
+        self.lines = lines;
+        self
+    }
+}
+
+/// The most lines a search reports ([`Limits::lines`]): more than the legal moves of most
+/// positions, and a bound on what a request can make an alpha-beta search per depth.
+pub const MAX_LINES: usize = 256;
+
+/// One root move and what the search found after it (one line of a MultiPV report).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// The line, starting with the root move.
+    pub pv: Vec<Move>,
+    /// The value of the root move for the side to move, in [-1, 1], if the search has one.
+    pub value: Option<f32>,
+    /// Visits of the root move (MCTS), or the nodes searched when the line was found, counted
+    /// from the start of the move's search (alpha-beta).
+    pub nodes: u64,
 }
 
 /// Why a player could not produce a move.

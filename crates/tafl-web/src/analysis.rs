@@ -158,7 +158,7 @@ fn stream_from(
 /// Search limits that let time alone decide (the spec's own depth or visits would stop every
 /// round at the same place), with the stream's stop flag.
 fn time_only(time: Duration, stop: &Stop) -> Limits {
-    Limits { time: Some(time), depth: Some(64), nodes: None, visits: Some(1 << 20), stop: stop.clone() }
+    Limits { time: Some(time), depth: Some(64), nodes: None, visits: Some(1 << 20), stop: stop.clone(), lines: None }
 }
 
 /// `POST /api/analyse`: events `policy` (when the player has a net), `search` (after each round

@@ -29,7 +29,7 @@ use ordering::{Heuristics, MAX_PLY, Picker};
 use tt::{Bound, Table};
 
 use crate::clock::{Clock, WallClock};
-use crate::player::{Limits, MoveChoice, Player, PlayerError, Stop};
+use crate::player::{Limits, Line, MAX_LINES, MoveChoice, Player, PlayerError, Stop};
 
 /// The score of a win at the root; a win `n` plies away scores `WIN - n`.
 pub const WIN: i32 = 30_000;
@@ -243,11 +243,14 @@ impl AlphaBeta {
             pv_len: [0; MAX_PLY],
             extension_cap: 0,
             root_best: 0,
+            excluded: Vec::new(),
         };
+        let lines = limits.lines.map_or(0, |n| n.clamp(1, MAX_LINES.min(moves.len())));
         Ok(search.iterate(
             depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH),
             time.map(|t| start + t.mul_f32(SOFT_TIME)),
             &moves,
+            lines,
         ))
     }
 }
@@ -282,6 +285,11 @@ impl Player for AlphaBeta {
             h.clear();
         }
     }
+}
+
+/// A score as a value in [-1, 1] for the side to move.
+fn score_value(score: Score) -> f32 {
+    (score as f32 / VALUE_SCALE).tanh()
 }
 
 /// What is kept back from a time limit for returning the move.
@@ -331,22 +339,30 @@ struct Search<'a> {
     extension_cap: usize,
     /// The best score at the root so far in this iteration.
     root_best: Score,
+    /// Root moves left out: the lines already found at this depth (MultiPV).
+    excluded: Vec<Move>,
 }
 
 impl Search<'_> {
     /// Iterative deepening up to `max_depth`; a new iteration starts only before `soft_deadline`.
+    /// With `lines` > 0, each iteration also searches the next best root moves, each with the
+    /// ones before it left out, and the lines of the last iteration that found them all are
+    /// reported.
     fn iterate(
         &mut self,
         max_depth: u32,
         soft_deadline: Option<Instant>,
         root_moves: &[Move],
+        lines: usize,
     ) -> (MoveChoice, Option<Score>) {
         let mut best: Option<(Score, Vec<Move>, u32)> = None;
         // The score of the last iteration that finished: an aborted one proves nothing.
         let mut finished: Option<Score> = None;
+        let mut reported: Vec<Line> = Vec::new();
         for depth in 1..=max_depth {
             // Each extension searches every move of its side, so a path gets at most two.
             self.extension_cap = (depth as usize + 2).min(MAX_PLY - 2);
+            self.excluded.clear();
             let score = self.negamax(depth as i32, 0, -INFINITY, INFINITY);
             // An aborted iteration still leaves the best of the root moves it finished: the
             // first one searched is the last iteration's choice, searched deeper, and any move
@@ -356,6 +372,13 @@ impl Search<'_> {
                 if self.aborted {
                     best = Some((self.root_best, pv, depth - 1));
                 } else {
+                    if lines > 0 {
+                        let found = self.more_lines(depth, score, pv.clone(), lines);
+                        // A depth cut short leaves the last full set; the first depth, what it found.
+                        if found.len() == lines || reported.is_empty() {
+                            reported = found;
+                        }
+                    }
                     best = Some((score, pv, depth));
                     finished = Some(score);
                 }
@@ -368,12 +391,31 @@ impl Search<'_> {
         }
         match best {
             Some((score, pv, depth)) => {
-                let value = Some((score as f32 / VALUE_SCALE).tanh());
-                (MoveChoice { mv: pv[0], value, pv, depth, nodes: self.nodes }, finished)
+                let value = Some(score_value(score));
+                let choice = MoveChoice { mv: pv[0], value, pv, depth, nodes: self.nodes, lines: Vec::new() };
+                (choice.with_lines(reported), finished)
             }
             // Aborted inside the first iteration before any move was scored.
             None => (MoveChoice { nodes: self.nodes, ..MoveChoice::just(root_moves[0]) }, None),
         }
+    }
+
+    /// The best line at `depth` (already searched: `score`, `pv`) and the next best ones up to
+    /// `lines` in all, each searched with the root moves of the lines before it left out; stops
+    /// early when the search is cut short.
+    fn more_lines(&mut self, depth: u32, score: Score, pv: Vec<Move>, lines: usize) -> Vec<Line> {
+        let mut found = vec![Line { value: Some(score_value(score)), pv, nodes: self.nodes }];
+        while found.len() < lines {
+            self.excluded = found.iter().map(|line| line.pv[0]).collect();
+            let score = self.negamax(depth as i32, 0, -INFINITY, INFINITY);
+            if self.aborted || self.pv_len[0] == 0 {
+                break;
+            }
+            let pv = self.pv[0][..self.pv_len[0]].to_vec();
+            found.push(Line { value: Some(score_value(score)), pv, nodes: self.nodes });
+        }
+        self.excluded.clear();
+        found
     }
 
     fn check_limits(&mut self) {
@@ -414,12 +456,12 @@ impl Search<'_> {
         let snap = Snapshot::new(self.frame, &position);
         match side {
             Side::Defenders => {
-                if let Some(m) = snap.king_escape_move() {
+                if let Some(m) = snap.king_escape_move().filter(|&m| !self.left_out(ply, m)) {
                     return self.leaf_win(ply, m);
                 }
             }
             Side::Attackers => {
-                if let Some(m) = snap.king_capture_move() {
+                if let Some(m) = snap.king_capture_move().filter(|&m| !self.left_out(ply, m)) {
                     return self.leaf_win(ply, m);
                 }
             }
@@ -476,6 +518,9 @@ impl Search<'_> {
         let mut index = 0;
         while let Some(s) = picker.next() {
             let m = s.mv;
+            if self.left_out(ply, m) {
+                continue;
+            }
             self.game.play_unchecked(m);
             let quiet = !s.capture && !s.killer && !s.king;
             let reduction = if depth >= 3 && index >= 3 && quiet && best_move.is_some() {
@@ -529,7 +574,15 @@ impl Search<'_> {
         } else {
             Bound::Upper
         };
-        self.tt.store(key, depth as u8, to_tt(best_score, ply), bound, best_move);
+        // A root searched with moves left out has no true score to keep.
+        if ply > 0 || self.excluded.is_empty() {
+            self.tt.store(key, depth as u8, to_tt(best_score, ply), bound, best_move);
+        }
         best_score
+    }
+
+    /// True for a root move left out of this search (a line already found).
+    fn left_out(&self, ply: usize, m: Move) -> bool {
+        ply == 0 && self.excluded.contains(&m)
     }
 }

@@ -549,3 +549,69 @@ fn a_stop_flag_ends_the_search_at_once_with_a_legal_move() {
     other.clone().stop();
     assert!(other.is_set() && !crate::Stop::default().is_set() && !crate::Stop::new().is_set());
 }
+
+/// The first moves of a choice's lines, each line checked to be legal from `game`.
+fn line_moves(game: &Game, choice: &MoveChoice) -> Vec<Move> {
+    for line in &choice.lines {
+        let mut g = game.clone();
+        for &m in &line.pv {
+            g.play(m).expect("every move of a line is legal");
+        }
+    }
+    choice.lines.iter().map(|line| line.pv[0]).collect()
+}
+
+#[test]
+fn multipv_lines_are_distinct_moves_best_first() {
+    let g = opening(11, 6);
+    let mut ab = AlphaBeta::with_depth(2);
+    let choice = ab.choose(&g, &Limits { lines: Some(5), ..depth(2) }).expect("a move");
+    let firsts = line_moves(&g, &choice);
+    assert_eq!(firsts.len(), 5);
+    assert_eq!(firsts[0], choice.mv);
+    assert_eq!(choice.lines[0].value, choice.value);
+    let mut distinct = firsts.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{firsts:?}");
+    // Below the depth where moves are reduced, each line is the best of the moves left, so the
+    // values can only fall.
+    let values: Vec<f32> = choice.lines.iter().map(|l| l.value.expect("a value")).collect();
+    assert!(values.windows(2).all(|w| w[0] >= w[1]), "{values:?}");
+}
+
+#[test]
+fn multipv_keeps_the_winning_move_first_and_leaves_it_out_of_the_rest() {
+    let g = game("11/11/11/a10/11/4a6/k10/11/3d7/11/11 d");
+    let mut ab = AlphaBeta::with_depth(3);
+    let choice = ab.choose(&g, &Limits { lines: Some(3), ..Limits::default() }).expect("a move");
+    assert_eq!(choice.mv, mv("a5-a1"));
+    let firsts = line_moves(&g, &choice);
+    assert_eq!(firsts[0], mv("a5-a1"));
+    assert_eq!(choice.lines[0].value, Some(1.0));
+    assert_eq!(firsts.iter().filter(|&&m| m == mv("a5-a1")).count(), 1, "{firsts:?}");
+    assert_eq!(firsts.len(), 3);
+}
+
+#[test]
+fn no_lines_unless_asked_and_never_more_than_the_moves() {
+    let g = opening(12, 4);
+    let mut ab = AlphaBeta::with_depth(1);
+    assert!(ab.choose(&g, &depth(1)).expect("a move").lines.is_empty());
+    let moves = g.legal_moves().len();
+    let all = ab.choose(&g, &Limits { lines: Some(moves + 10), ..depth(1) }).expect("a move");
+    assert_eq!(line_moves(&g, &all).len(), moves);
+}
+
+#[test]
+fn multipv_under_a_time_limit_returns_in_time_with_full_lines() {
+    let g = opening(13, 6);
+    let mut ab = AlphaBeta::new(Limits::default());
+    let started = Instant::now();
+    let limits = Limits { lines: Some(4), time: Some(Duration::from_millis(200)), ..Limits::default() };
+    let choice = ab.choose(&g, &limits).expect("a move");
+    // Generous: a loaded test machine; a search that ignored the limit would run for minutes.
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert_eq!(line_moves(&g, &choice).len(), 4);
+    assert_eq!(choice.lines[0].pv[0], choice.mv);
+}

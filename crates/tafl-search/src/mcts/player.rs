@@ -11,7 +11,7 @@ use super::tree::Proof;
 use crate::alphabeta::AlphaBeta;
 use crate::clock::{Clock, WallClock};
 use crate::evaluator::Evaluator;
-use crate::player::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, PlayerError};
+use crate::player::{Limits, MAX_LINES, MAX_SEARCH_COUNT, MoveChoice, Player, PlayerError};
 
 /// An MCTS player. One tree per game: when the next position it is asked about follows from the
 /// last one (its own move and the opponent's reply), the search goes on from the kept subtree.
@@ -144,6 +144,7 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
             slowest = slowest.max(self.clock.now() - t);
         }
         let result = search.result();
+        let lines = limits.lines.map_or_else(Vec::new, |n| search.lines(n.clamp(1, MAX_LINES)));
         self.search = Some(search);
         let chosen = result.best_move.ok_or(PlayerError::NoMoves)?;
         // The guard gets what is left of the move's time, and the same stop flag.
@@ -155,7 +156,15 @@ impl<E: Evaluator> Player for MctsPlayer<E> {
         }
         // An MCTS has no depth of its own: the principal variation's length stands for it.
         let depth = u32::try_from(pv.len()).unwrap_or(u32::MAX);
-        Ok(MoveChoice { mv, value: Some(result.root_value), pv, depth, nodes: u64::from(result.visits) })
+        let choice = MoveChoice {
+            mv,
+            value: Some(result.root_value),
+            pv,
+            depth,
+            nodes: u64::from(result.visits),
+            lines: Vec::new(),
+        };
+        Ok(choice.with_lines(lines))
     }
 
     fn new_game(&mut self) {

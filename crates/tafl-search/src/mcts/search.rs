@@ -15,6 +15,7 @@ use super::noise;
 use super::params::SearchParams;
 use super::tree::{Edge, NONE, Node, Proof, ROOT, State, Tree};
 use crate::evaluator::{Evaluation, Evaluator};
+use crate::player::Line;
 
 /// What a finished (or interrupted) search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -854,6 +855,24 @@ impl Search {
         self.root().edges().find(|&e| self.child_proof(e) == Some(Proof::Loss))
     }
 
+    /// The `count` best root moves with their lines (MultiPV): a winning move first, then by
+    /// visits, moves proven lost last. Read off the tree; no search is made.
+    #[must_use]
+    pub fn lines(&self, count: usize) -> Vec<Line> {
+        let mut edges: Vec<usize> = self.root().edges().collect();
+        let rank = |e: usize| (self.child_proof(e) == Some(Proof::Loss), !self.lost(e), self.edge_visits(e));
+        edges.sort_by_key(|&e| std::cmp::Reverse(rank(e)));
+        edges
+            .into_iter()
+            .take(count)
+            .map(|e| {
+                let edge = &self.tree.edges[e];
+                let (value, visits) = self.edge_q(e);
+                Line { pv: self.pv_from(edge.child, vec![edge.mv]), value, nodes: u64::from(visits) }
+            })
+            .collect()
+    }
+
     /// What the search found so far.
     #[must_use]
     pub fn result(&self) -> SearchResult {
@@ -983,9 +1002,12 @@ impl Search {
     /// The proven win when there is one, else the most-visited line (or a refuted move where
     /// every move is refuted).
     fn pv(&self) -> Vec<Move> {
-        let mut pv = Vec::new();
-        let mut node = ROOT;
-        while pv.len() < 64 {
+        self.pv_from(ROOT, Vec::new())
+    }
+
+    /// `pv` followed by the line below `node`: its proven win, else its most-visited moves.
+    fn pv_from(&self, mut node: u32, mut pv: Vec<Move>) -> Vec<Move> {
+        while pv.len() < 64 && node != NONE {
             let n = &self.tree.nodes[node as usize];
             let edges = n.edges();
             let winning = edges.clone().find(|&e| self.child_proof(e) == Some(Proof::Loss));

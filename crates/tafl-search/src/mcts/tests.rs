@@ -709,3 +709,40 @@ fn a_tree_stops_growing_at_its_memory_bound() {
     huge.start(u32::MAX);
     assert!(huge.next_leaves(1) <= 1);
 }
+
+#[test]
+fn multipv_reads_the_lines_off_the_tree_chosen_move_first() {
+    let g = Game::new(Variant::copenhagen());
+    for params in [SearchParams::puct(300), SearchParams::gumbel(300)] {
+        let mut player = MctsPlayer::new(UniformEvaluator, params).with_seed(3);
+        let choice = player.choose(&g, &Limits { lines: Some(4), ..Limits::default() }).expect("a move");
+        assert_eq!(choice.lines.len(), 4);
+        assert_eq!(choice.lines[0].pv[0], choice.mv);
+        let mut firsts: Vec<Move> = choice.lines.iter().map(|l| l.pv[0]).collect();
+        for line in &choice.lines {
+            let mut replay = g.clone();
+            for &m in &line.pv {
+                replay.play(m).expect("a legal line");
+            }
+            assert!(line.value.is_some_and(|v| (-1.0..=1.0).contains(&v)));
+        }
+        // After the chosen move, the most visited first.
+        let visits: Vec<u64> = choice.lines[1..].iter().map(|l| l.nodes).collect();
+        assert!(visits.windows(2).all(|w| w[0] >= w[1]), "{visits:?}");
+        firsts.sort();
+        firsts.dedup();
+        assert_eq!(firsts.len(), 4);
+        let total: u64 = choice.lines.iter().map(|l| l.nodes).sum();
+        assert!(total <= 300 + 1, "{total}");
+        assert!(player.choose(&g, &Limits::default()).expect("a move").lines.is_empty());
+    }
+}
+
+#[test]
+fn multipv_puts_the_proven_win_first() {
+    let g = game(ESCAPE);
+    let mut player = MctsPlayer::new(UniformEvaluator, SearchParams::puct(50));
+    let choice = player.choose(&g, &Limits { lines: Some(3), ..Limits::default() }).expect("a move");
+    assert_eq!(choice.lines[0].value, Some(1.0));
+    assert!([mv("d1-a1"), mv("d1-k1")].contains(&choice.lines[0].pv[0]), "{:?}", choice.lines[0]);
+}
