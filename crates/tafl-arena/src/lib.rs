@@ -13,6 +13,7 @@
 //!   (pentanomial), likelihood of superiority, GSPRT.
 //! * [`ratings`]: joint Bradley–Terry ratings for a ladder.
 //! * [`ladder`]: one player against a ladder of opponents, a rung per opponent (`tafl ladder`).
+//! * [`levels`]: levels 1–10 for people (`--level N`), each a fixed player.
 //! * [`record`] and [`report`]: archive lines (`tafl replay` reads them), OpenTafl `.otg`
 //!   files, `summary.json`, text tables and an SVG ladder plot.
 //!
@@ -21,6 +22,7 @@
 
 pub mod game;
 pub mod ladder;
+pub mod levels;
 pub mod opening;
 pub mod ratings;
 pub mod record;

@@ -52,6 +52,10 @@ pub struct EngineArgs {
     /// copenhagen].
     #[arg(long)]
     player: Option<String>,
+    /// A level from 1 (random moves) to 10 (the shipped net at a second a move) instead of
+    /// --player (docs/levels.md lists their players and measured strength).
+    #[arg(long, conflicts_with = "player", value_parser = clap::value_parser!(u8).range(1..=10))]
+    level: Option<u8>,
     /// htp, opentafl or uci.
     #[arg(long, default_value = "htp")]
     protocol: String,
@@ -92,7 +96,9 @@ pub fn run(args: &EngineArgs) -> Result<u8, Failure> {
         return Err(bad_input(anyhow!("--connect is for --protocol htp")));
     }
     let variant = variant::load(&args.variant).map_err(bad_input)?;
-    let spec = args.player.as_deref().unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
+    let level = crate::level_spec(args.level)?;
+    let spec = level.as_deref().or(args.player.as_deref());
+    let spec = spec.unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
     if args.opentafl_ini {
         print!("{}", engine_ini(spec, &args.variant));
         return Ok(0);

@@ -34,8 +34,11 @@ Examples:
 #[command(after_help = LADDER_HELP)]
 pub struct LadderArgs {
     /// The player to measure (a player spec, or an exported bundle directory).
-    #[arg(long)]
-    player: String,
+    #[arg(long, required_unless_present = "level")]
+    player: Option<String>,
+    /// Measure a level (1-10, docs/levels.md) instead of --player.
+    #[arg(long, conflicts_with = "player", value_parser = clap::value_parser!(u8).range(1..=10))]
+    level: Option<u8>,
     /// A previous player, measured against as the last rung (e.g. the last shipped bundle).
     #[arg(long)]
     previous: Option<String>,
@@ -127,7 +130,9 @@ fn write(path: &Path, text: &str) -> Result<(), Failure> {
 /// Runs the ladder and prints the table.
 pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
     let variant = variant::load(&args.variant).map_err(bad_input)?;
-    let player = parse_spec(&args.player).map_err(bad_input)?;
+    let level = crate::level_spec(args.level)?;
+    let text = level.as_deref().or(args.player.as_deref()).unwrap_or_default();
+    let player = parse_spec(text).map_err(bad_input)?;
     let opponents = opponents(args).map_err(bad_input)?;
     let pairs = args.games.div_ceil(2).max(1);
     let openings = random_openings(variant, pairs, args.opening_plies, args.seed);

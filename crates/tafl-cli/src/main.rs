@@ -96,6 +96,11 @@ pub fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
     Failure { code: 2, error: error.into() }
 }
 
+/// `--level N` as the player spec it stands for.
+pub fn level_spec(level: Option<u8>) -> Result<Option<String>, Failure> {
+    level.map(tafl_arena::levels::level_spec_text).transpose().map_err(bad_input)
+}
+
 /// The exit status of a command whose output pipe was closed: what a shell reports for a program
 /// that SIGPIPE ended (128 + 13), as `seq 1000000 | head -1` shows under `set -o pipefail`.
 const CLOSED_PIPE: u8 = 141;

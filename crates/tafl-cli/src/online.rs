@@ -51,6 +51,10 @@ pub struct OnlineArgs {
     /// The player: any SPEC (alphabeta:depth=4, mcts:model=DIR, a bundle directory, random).
     #[arg(long, default_value = "alphabeta")]
     player: String,
+    /// A level from 1 (random moves) to 10 (the shipped net at a second a move) instead of
+    /// --player (docs/levels.md lists their players and measured strength).
+    #[arg(long, conflicts_with = "player", value_parser = clap::value_parser!(u8).range(1..=10))]
+    level: Option<u8>,
     /// Offer games to play as attacker, defender, or both in turn.
     #[arg(long)]
     create: Option<String>,
@@ -135,7 +139,8 @@ pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
         "resign" => OnStop::Resign,
         other => return Err(bad_input(anyhow!("--on-stop {other}: expected finish or resign"))),
     };
-    let spec: PlayerSpec = args.player.parse().map_err(bad_input)?;
+    let level = crate::level_spec(args.level)?;
+    let spec: PlayerSpec = level.as_deref().unwrap_or(&args.player).parse().map_err(bad_input)?;
     let limits = spec.limits().map_err(bad_input)?;
     // Fail on a bad spec (or an unloadable net) before connecting.
     let mut factories: HashMap<u8, ZeroFactory> = HashMap::new();

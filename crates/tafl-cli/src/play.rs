@@ -44,6 +44,10 @@ pub struct PlayArgs {
     /// move; alphabeta:time=1s for variants other than copenhagen].
     #[arg(long)]
     player: Option<String>,
+    /// A level from 1 (random moves) to 10 (the shipped net at a second a move) instead of
+    /// --player (docs/levels.md lists their players and measured strength).
+    #[arg(long, conflicts_with = "player", value_parser = clap::value_parser!(u8).range(1..=10))]
+    level: Option<u8>,
     /// The side you play: attackers or defenders.
     #[arg(long, default_value = "attackers")]
     side: String,
@@ -182,7 +186,9 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
         Some(fen) => Position::from_fen(variant, fen).map_err(|e| bad_input(anyhow!("--fen: {e}")))?,
         None => Position::start(variant),
     };
-    let spec = args.player.as_deref().unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
+    let level = crate::level_spec(args.level)?;
+    let spec = level.as_deref().or(args.player.as_deref());
+    let spec = spec.unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
     let mut engine = build_player(spec, variant)?;
     let limits = Limits { time: duration_arg("move-time", args.move_time.as_deref())?, ..Limits::default() };
     let style = Style { color };

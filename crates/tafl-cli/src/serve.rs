@@ -42,6 +42,9 @@ pub struct ServeArgs {
     /// the first is the default).
     #[arg(long)]
     player: Vec<String>,
+    /// Offer the ten levels (level-1 … level-10) after the --player list (or the default list).
+    #[arg(long)]
+    levels: bool,
     /// A host name the server may be reached by, besides its IP addresses and localhost (repeat
     /// for more).
     #[arg(long)]
@@ -56,11 +59,16 @@ pub struct ServeArgs {
 
 /// Runs `tafl serve` until interrupted.
 pub fn run(args: &ServeArgs) -> Result<u8, Failure> {
-    let texts: Vec<String> = if args.player.is_empty() {
+    let mut texts: Vec<String> = if args.player.is_empty() {
         DEFAULT_PLAYERS.iter().map(|p| (*p).to_string()).collect()
     } else {
         args.player.clone()
     };
+    if args.levels {
+        for level in 1..=tafl_arena::levels::MAX_LEVEL {
+            texts.push(tafl_arena::levels::level_spec_text(level).map_err(bad_input)?);
+        }
+    }
     let mut players: Vec<PlayerSpec> = Vec::new();
     for text in &texts {
         let spec: PlayerSpec = text.parse().with_context(|| format!("--player {text}")).map_err(bad_input)?;

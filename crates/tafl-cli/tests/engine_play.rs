@@ -57,6 +57,29 @@ fn engine_speaks_uci() {
 }
 
 #[test]
+fn levels_play_and_serve_with_multipv() {
+    let out = tafl(&["play", "--level", "4", "--side", "defenders", "--no-save"], "quit\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout.contains("against level-4.") && stdout.contains("level-4 plays "), "{stdout}");
+    let out = tafl(
+        &["engine", "--protocol", "uci", "--level", "3"],
+        "setoption name MultiPV value 2\nposition startpos\ngo depth 2\nquit\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("info multipv ")).collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("info multipv 1 depth 2 ") && lines[1].starts_with("info multipv 2 "), "{stdout}");
+    for bad in [["play", "--level", "11"], ["play", "--level", "0"]] {
+        let out = tafl(&bad, "");
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    }
+    let out = tafl(&["play", "--level", "2", "--player", "random"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
 fn engine_speaks_opentafl() {
     let script = format!(
         "rules {COPENHAGEN_OTN}\nside attackers\nstart\nplay attackers\nclock 60000 60000 0 0 0\nnonsense\ngoodbye\n"
