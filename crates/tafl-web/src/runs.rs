@@ -11,7 +11,7 @@ use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::Serialize;
-use tafl_zero::RunDir;
+use tafl_run::RunDir;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 

@@ -194,10 +194,10 @@ mod tests {
     fn a_run_starts_from_the_builtin_net() {
         let root = std::env::temp_dir().join(format!("tafl-builtin-run-{}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
-        let run = crate::RunDir::open(&root).expect("run");
+        let run = tafl_run::RunDir::open(&root).expect("run");
         let variant = tafl_rules::Variant::preset("copenhagen").expect("preset");
         let started = crate::optimize::init_from(&run, variant, Path::new(BUILTIN)).expect("starts");
-        assert_eq!(started, Some(crate::rundir::model_id(1)));
+        assert_eq!(started, Some(tafl_run::rundir::model_id(1)));
         let _ = fs::remove_dir_all(&root);
     }
 }

@@ -8,11 +8,11 @@ use std::time::Instant;
 use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, random_openings, run_match};
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
+use tafl_run::rundir::RunDir;
 
 use crate::config::RunConfig;
 use crate::gate::model_spec;
 use crate::players::ZeroFactory;
-use crate::rundir::RunDir;
 use crate::{Observer, ZeroError};
 
 /// The name of a model's evaluation result under `arena/`.
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn picks_the_oldest_then_spreads() {
-        let ids: Vec<String> = (0..10).map(crate::rundir::model_id).collect();
+        let ids: Vec<String> = (0..10).map(tafl_run::rundir::model_id).collect();
         assert_eq!(pick_previous(&ids, 1), vec!["m000000"]);
         assert_eq!(pick_previous(&ids, 3), vec!["m000000", "m000003", "m000006"]);
         assert_eq!(pick_previous(&ids[..2], 3).len(), 2);

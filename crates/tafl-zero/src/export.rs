@@ -21,12 +21,12 @@ use tafl_arena::spec::parse_duration;
 use tafl_arena::{MAX_GUARD_PLIES, PlayerSpec, SpecError};
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
 use tafl_rules::Variant;
+use tafl_run::rundir::{ModelInfo, RunDir};
+use tafl_run::storage::Location;
 use tafl_search::{Limits, MAX_SEARCH_COUNT, MctsPlayer, Player, SearchParams};
 
 use crate::ZeroError;
 use crate::players::{MAX_BATCH, MAX_CACHE, SpecPlayer, ZeroFactory};
-use crate::rundir::{ModelInfo, RunDir};
-use crate::storage::Location;
 
 /// The bundle's settings file.
 pub const MANIFEST: &str = "player.toml";
@@ -317,7 +317,7 @@ fn write_bundle(
             model: id.to_string(),
             iteration: info.iteration,
             steps_total: info.steps_total,
-            exported: crate::rundir::now(),
+            exported: tafl_run::rundir::now(),
         }),
     };
     let body = toml::to_string_pretty(&manifest).map_err(|e| other(format!("{MANIFEST}: {e}")))?;

@@ -9,10 +9,10 @@ use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, SprtDecision, random_open
 use tafl_nn::checkpoint;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
+use tafl_run::rundir::RunDir;
 
 use crate::config::RunConfig;
 use crate::players::ZeroFactory;
-use crate::rundir::RunDir;
 use crate::{Observer, ZeroError};
 
 /// The name of a model's gate result under `arena/`.
@@ -104,7 +104,7 @@ pub fn gate(
         };
         let (a, b) = (spec(candidate)?, spec(&best)?);
         let pairs = g.games.div_ceil(2).max(1);
-        let seed = config.run.seed ^ 0x6A7E ^ crate::rundir::model_number(candidate).map_or(0, u64::from);
+        let seed = config.run.seed ^ 0x6A7E ^ tafl_run::rundir::model_number(candidate).map_or(0, u64::from);
         let arena = ArenaConfig {
             variant,
             openings: random_openings(variant, pairs, g.opening_plies, seed),
@@ -164,8 +164,8 @@ pub fn gate(
 mod tests {
     use super::*;
     use crate::config::NetSection;
-    use crate::rundir::ModelInfo;
     use tafl_nn::{INPUT_PLANES, TrainBatch, TrainConfig, Trainer};
+    use tafl_run::rundir::ModelInfo;
 
     #[test]
     fn a_model_whose_weights_are_not_finite_is_never_made_best() {

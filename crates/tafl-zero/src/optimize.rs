@@ -24,12 +24,12 @@ use tafl_nn::evaluator::expected_for;
 use tafl_nn::train::OptimizerKind;
 use tafl_nn::{TrainBatch, TrainConfig, Trainer};
 use tafl_rules::{Symmetry, Variant};
+use tafl_run::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number, now};
+use tafl_run::shard::{Sample, ShardExpect, read_shard};
+use tafl_run::storage::Put;
 
 use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
 use crate::resume::{self, RoundState, RoundSums, step_seed};
-use crate::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number, now};
-use crate::shard::{Sample, ShardExpect, read_shard};
-use crate::storage::Put;
 use crate::{Observer, ZeroError};
 
 /// The replay window for `total` samples.
@@ -535,7 +535,7 @@ mod tests {
         let variant = Variant::preset("brandubh").expect("preset");
         let shard = |model: &str| ShardInfo {
             path: format!("{model}.bin").into(),
-            header: crate::shard::ShardHeader::new(variant, 1, model.into()),
+            header: tafl_run::shard::ShardHeader::new(variant, 1, model.into()),
         };
         let shards = || vec![shard("m000001"), shard("m000003"), shard("import"), shard("m000005")];
         let kept = |lag| {
@@ -560,13 +560,13 @@ mod tests {
         let mut sample = Sample::of_position(game.position(), 1, 0, 0);
         sample.policy = vec![(move_index(game.legal_moves()[0], 7) as u16, 1.0)];
         std::fs::create_dir_all(run.import_dir()).expect("dir");
-        let header = crate::shard::ShardHeader::new(variant, 1, "import".into());
-        crate::shard::write_shard(&run.import_dir().join("a.bin"), header, &[sample.clone(), sample.clone()])
+        let header = tafl_run::shard::ShardHeader::new(variant, 1, "import".into());
+        tafl_run::shard::write_shard(&run.import_dir().join("a.bin"), header, &[sample.clone(), sample.clone()])
             .expect("shard");
         let own = run.selfplay_dir(&model_id(1));
         std::fs::create_dir_all(&own).expect("dir");
-        let header = crate::shard::ShardHeader::new(variant, 1, model_id(1));
-        crate::shard::write_shard(&own.join("b.bin"), header, &[sample]).expect("shard");
+        let header = tafl_run::shard::ShardHeader::new(variant, 1, model_id(1));
+        tafl_run::shard::write_shard(&own.join("b.bin"), header, &[sample]).expect("shard");
         let (shards, _) = run.shards(&shard_expect(variant));
         assert_eq!(shards.len(), 2);
         let weights = |import_weight: f32| -> Vec<f32> {

@@ -13,14 +13,14 @@ use std::time::{Duration, Instant};
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
+use tafl_run::rundir::{RunDir, now};
+use tafl_run::shard::{ShardHeader, encode_shard, shard_stem};
 
 use crate::config::{DEFAULT_CONFIG, RunConfig};
 use crate::import::{HUMAN_COPENHAGEN, ImportOptions, ImportStats, import_records, teacher_games};
 use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, train_round};
 use crate::players::ZeroFactory;
-use crate::rundir::{RunDir, now};
 use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
-use crate::shard::{ShardHeader, encode_shard, shard_stem};
 use crate::{Observer, ZeroError, evaluate, gate};
 
 /// When `train` stops besides the config's `run.iterations`.
@@ -331,7 +331,7 @@ impl Run {
 
     /// The run has no trained model yet (only the random `m000000`, or none).
     fn untrained(&self) -> bool {
-        self.dir.latest_model().is_none_or(|id| id == crate::rundir::model_id(0))
+        self.dir.latest_model().is_none_or(|id| id == tafl_run::rundir::model_id(0))
     }
 
     /// Gates `candidate` (default: the newest model) against the best.

@@ -64,17 +64,17 @@ pub fn resolve_model(path: &Path) -> PathBuf {
         return path.join(crate::export::WEIGHTS);
     }
     if path.join("models").is_dir()
-        && let Ok(run) = crate::rundir::RunDir::open(path)
+        && let Ok(run) = tafl_run::rundir::RunDir::open(path)
         && let Some(best) = run.best_model()
     {
         return run.model_dir(&best);
     }
-    match crate::storage::Location::parse(&path.to_string_lossy()) {
+    match tafl_run::storage::Location::parse(&path.to_string_lossy()) {
         // A `file://` URL: the directory it names.
-        Ok(crate::storage::Location::Local(local)) if local != path => return resolve_model(&local),
+        Ok(tafl_run::storage::Location::Local(local)) if local != path => return resolve_model(&local),
         // A run in object storage (`s3://…`): its best model, fetched into the local cache.
-        Ok(crate::storage::Location::S3 { .. }) => {
-            if let Ok(run) = crate::rundir::RunDir::open(path)
+        Ok(tafl_run::storage::Location::S3 { .. }) => {
+            if let Ok(run) = tafl_run::rundir::RunDir::open(path)
                 && let Some(best) = run.best_model()
                 && run.fetch_model(&best).unwrap_or(false)
             {

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use tafl_nn::checkpoint::{self, CheckpointError, CheckpointMeta, Expected, FileDigest};
 use tafl_nn::model::TaflNetConfig;
 use tafl_nn::{TrainConfig, Trainer};
+use tafl_run::rundir::{RunDir, ShardInfo};
 
-use crate::rundir::{RunDir, ShardInfo};
 use crate::{Observer, ZeroError};
 
 /// Version of [`RoundState`] this build writes and reads.

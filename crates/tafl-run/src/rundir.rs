@@ -53,7 +53,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
 
-use crate::ZeroError;
+use crate::RunError;
 use crate::shard::{ShardExpect, ShardHeader, read_header, write_atomic};
 use crate::storage::{LocalStore, Location, Put, Store, StoreError, put_once};
 
@@ -231,8 +231,8 @@ fn cache_base() -> PathBuf {
     home.unwrap_or_else(std::env::temp_dir).join("tafl")
 }
 
-fn storage(e: StoreError) -> ZeroError {
-    ZeroError::Storage(e)
+fn storage(e: StoreError) -> RunError {
+    RunError::Storage(e)
 }
 
 /// The key of a file under the run's local root.
@@ -252,7 +252,7 @@ impl RunDir {
     ///
     /// # Errors
     /// I/O errors; a store that cannot be reached or refuses.
-    pub fn open(root: &Path) -> Result<RunDir, ZeroError> {
+    pub fn open(root: &Path) -> Result<RunDir, RunError> {
         let location = Location::parse(&root.to_string_lossy()).map_err(storage)?;
         let (store, local, remote): (Arc<dyn Store>, PathBuf, bool) = match &location {
             Location::Local(path) => (Arc::new(LocalStore::new(path)), path.clone(), false),
@@ -260,7 +260,7 @@ impl RunDir {
                 let store: Arc<dyn Store> = Arc::from(location.open().map_err(storage)?);
                 // One request now: a store that is not there is an error at once, not later.
                 store.list("config.toml").map_err(|e| {
-                    ZeroError::Storage(StoreError { message: format!("cannot open the run: {} (check AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ALLOW_HTTP and that the bucket exists)", e.message), ..e })
+                    RunError::Storage(StoreError { message: format!("cannot open the run: {} (check AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ALLOW_HTTP and that the bucket exists)", e.message), ..e })
                 })?;
                 let mut cache = cache_base().join("runs").join("s3").join(bucket);
                 for part in prefix.split('/').filter(|p| !p.is_empty()) {
@@ -280,7 +280,7 @@ impl RunDir {
             last_best: Arc::new(Mutex::new(None)),
         };
         for dir in [run.models_dir(), run.root.join("selfplay"), run.arena_dir(), run.root.join("logs")] {
-            fs::create_dir_all(&dir).map_err(|e| ZeroError::io(&dir, e))?;
+            fs::create_dir_all(&dir).map_err(|e| RunError::io(&dir, e))?;
         }
         if remote {
             // Objects a killed worker left in its spool go up now.
@@ -327,7 +327,7 @@ impl RunDir {
         self
     }
 
-    /// `resume/`: resumable points of training rounds in progress ([`crate::resume`]).
+    /// `resume/`: resumable points of training rounds in progress (`tafl_zero::resume`).
     #[must_use]
     pub fn resumes_dir(&self) -> PathBuf {
         self.root.join("resume")
@@ -401,7 +401,7 @@ impl RunDir {
     ///
     /// # Errors
     /// The store cannot be read.
-    pub fn read_config(&self) -> Result<Option<String>, ZeroError> {
+    pub fn read_config(&self) -> Result<Option<String>, RunError> {
         if self.remote {
             let bytes = self.store.get("config.toml").map_err(storage)?;
             return Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()));
@@ -415,7 +415,7 @@ impl RunDir {
     ///
     /// # Errors
     /// I/O errors.
-    pub fn write_config(&self, text: &str) -> Result<(), ZeroError> {
+    pub fn write_config(&self, text: &str) -> Result<(), RunError> {
         if self.remote {
             if self.store.put_if_absent("config.toml", text.as_bytes()).map_err(storage)? == Put::Exists {
                 self.store.delete("config.toml").map_err(storage)?;
@@ -424,20 +424,20 @@ impl RunDir {
             return Ok(());
         }
         let path = self.config_path();
-        write_atomic(&path, text.as_bytes()).map_err(|e| ZeroError::io(&path, e))
+        write_atomic(&path, text.as_bytes()).map_err(|e| RunError::io(&path, e))
     }
 
     /// Keeps a replaced config as `name` (`config-<time>.toml`).
     ///
     /// # Errors
     /// I/O errors.
-    pub fn keep_config(&self, name: &str, text: &str) -> Result<(), ZeroError> {
+    pub fn keep_config(&self, name: &str, text: &str) -> Result<(), RunError> {
         if self.remote {
             self.store.put_if_absent(name, text.as_bytes()).map_err(storage)?;
             return Ok(());
         }
         let keep = self.root.join(name);
-        write_atomic(&keep, text.as_bytes()).map_err(|e| ZeroError::io(&keep, e))
+        write_atomic(&keep, text.as_bytes()).map_err(|e| RunError::io(&keep, e))
     }
 
     /// The complete checkpoints, oldest first. A local checkpoint directory only exists under
@@ -513,11 +513,11 @@ impl RunDir {
     ///
     /// # Errors
     /// I/O errors.
-    pub fn set_best(&self, id: &str) -> Result<(), ZeroError> {
+    pub fn set_best(&self, id: &str) -> Result<(), RunError> {
         put_once(self.store.as_ref(), &format!("models/promoted/{id}"), b"").map_err(storage)?;
         if !self.remote {
             let path = self.models_dir().join("best");
-            write_atomic(&path, format!("{id}\n").as_bytes()).map_err(|e| ZeroError::io(&path, e))?;
+            write_atomic(&path, format!("{id}\n").as_bytes()).map_err(|e| RunError::io(&path, e))?;
         }
         Ok(())
     }
@@ -527,7 +527,7 @@ impl RunDir {
     ///
     /// # Errors
     /// The store fails, or the cache cannot be written.
-    pub fn fetch_model(&self, id: &str) -> Result<bool, ZeroError> {
+    pub fn fetch_model(&self, id: &str) -> Result<bool, RunError> {
         let dir = self.models_dir().join(id);
         if !self.remote || dir.join("meta.json").is_file() {
             return Ok(dir.join("meta.json").is_file());
@@ -539,16 +539,16 @@ impl RunDir {
         }
         let temp = self.models_dir().join(format!(".{id}.fetch-{}", std::process::id()));
         let _ = fs::remove_dir_all(&temp);
-        fs::create_dir_all(&temp).map_err(|e| ZeroError::io(&temp, e))?;
+        fs::create_dir_all(&temp).map_err(|e| RunError::io(&temp, e))?;
         for key in &keys {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.contains('/')) else { continue };
             let bytes = self
                 .store
                 .get(key)
                 .map_err(storage)?
-                .ok_or_else(|| ZeroError::Other(format!("{}: vanished while fetching", self.store.describe())))?;
+                .ok_or_else(|| RunError::Other(format!("{}: vanished while fetching", self.store.describe())))?;
             let path = temp.join(name);
-            fs::write(&path, bytes).map_err(|e| ZeroError::io(&path, e))?;
+            fs::write(&path, bytes).map_err(|e| RunError::io(&path, e))?;
         }
         match fs::rename(&temp, &dir) {
             Ok(()) => Ok(true),
@@ -559,7 +559,7 @@ impl RunDir {
             }
             Err(e) => {
                 let _ = fs::remove_dir_all(&temp);
-                Err(ZeroError::io(&dir, e))
+                Err(RunError::io(&dir, e))
             }
         }
     }
@@ -570,7 +570,7 @@ impl RunDir {
     ///
     /// # Errors
     /// The store fails.
-    pub fn publish_model(&self, id: &str) -> Result<Put, ZeroError> {
+    pub fn publish_model(&self, id: &str) -> Result<Put, RunError> {
         if !self.remote {
             return Ok(Put::Created);
         }
@@ -581,7 +581,7 @@ impl RunDir {
             return Ok(if mine == self.store.get(&meta_key).map_err(storage)? { Put::Created } else { Put::Exists });
         }
         let mut names: Vec<String> = fs::read_dir(&dir)
-            .map_err(|e| ZeroError::io(&dir, e))?
+            .map_err(|e| RunError::io(&dir, e))?
             .flatten()
             .filter_map(|e| e.file_name().to_str().map(str::to_string))
             .filter(|n| !n.starts_with('.'))
@@ -589,7 +589,7 @@ impl RunDir {
         names.sort_by_key(|n| n == "meta.json");
         for name in names {
             let path = dir.join(&name);
-            let bytes = fs::read(&path).map_err(|e| ZeroError::io(&path, e))?;
+            let bytes = fs::read(&path).map_err(|e| RunError::io(&path, e))?;
             let key = format!("models/{id}/{name}");
             if put_once(self.store.as_ref(), &key, &bytes).map_err(storage)? == Put::Exists {
                 if name == "meta.json" {
@@ -609,7 +609,7 @@ impl RunDir {
     ///
     /// # Errors
     /// The store fails.
-    pub fn publish_folder(&self, folder: &Path) -> Result<usize, ZeroError> {
+    pub fn publish_folder(&self, folder: &Path) -> Result<usize, RunError> {
         if !self.remote {
             return Ok(0);
         }
@@ -630,27 +630,27 @@ impl RunDir {
     ///
     /// # Errors
     /// The checkpoint's metadata does not read or belongs to another variant.
-    pub fn model_info(&self, id: &str, expected: &Expected) -> Result<ModelInfo, ZeroError> {
+    pub fn model_info(&self, id: &str, expected: &Expected) -> Result<ModelInfo, RunError> {
         let meta = checkpoint::read_meta(&self.model_dir(id), expected)
-            .map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
+            .map_err(|e| RunError::Model { id: id.to_string(), message: e.to_string() })?;
         let mut info = ModelInfo::from_meta(&meta);
         info.id = id.to_string();
         Ok(info)
     }
 
     /// An immutable object of a remote run, from the cache or fetched into it.
-    fn cached(&self, key: &str) -> Result<PathBuf, ZeroError> {
+    fn cached(&self, key: &str) -> Result<PathBuf, RunError> {
         let path = key.split('/').fold(self.root.clone(), |p, part| p.join(part));
         if !path.is_file() {
             let bytes = self
                 .store
                 .get(key)
                 .map_err(storage)?
-                .ok_or_else(|| ZeroError::Other(format!("{}/{key}: not found", self.store.describe())))?;
+                .ok_or_else(|| RunError::Other(format!("{}/{key}: not found", self.store.describe())))?;
             if let Some(dir) = path.parent() {
-                fs::create_dir_all(dir).map_err(|e| ZeroError::io(dir, e))?;
+                fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
             }
-            write_atomic(&path, &bytes).map_err(|e| ZeroError::io(&path, e))?;
+            write_atomic(&path, &bytes).map_err(|e| RunError::io(&path, e))?;
         }
         Ok(path)
     }
@@ -715,20 +715,20 @@ impl RunDir {
     ///
     /// # Errors
     /// The name is taken by other bytes; the store refuses; the local disk fails.
-    pub fn put_object(&self, key: &str, bytes: &[u8]) -> Result<usize, ZeroError> {
+    pub fn put_object(&self, key: &str, bytes: &[u8]) -> Result<usize, RunError> {
         if !self.remote {
             return match put_once(self.store.as_ref(), key, bytes).map_err(storage)? {
                 Put::Created => Ok(0),
                 Put::Exists => {
-                    Err(ZeroError::Other(format!("{}: exists with other contents", self.root.join(key).display())))
+                    Err(RunError::Other(format!("{}: exists with other contents", self.root.join(key).display())))
                 }
             };
         }
         let cache = key.split('/').fold(self.root.clone(), |p, part| p.join(part));
         if let Some(dir) = cache.parent() {
-            fs::create_dir_all(dir).map_err(|e| ZeroError::io(dir, e))?;
+            fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
         }
-        write_atomic(&cache, bytes).map_err(|e| ZeroError::io(&cache, e))?;
+        write_atomic(&cache, bytes).map_err(|e| RunError::io(&cache, e))?;
         put_once(&LocalStore::new(&self.spool_dir()), key, bytes).map_err(storage)?;
         self.drain_spool()
     }
@@ -744,7 +744,7 @@ impl RunDir {
     /// # Errors
     /// An object's name is taken by other bytes (the object is then moved to
     /// `.spool-rejected/`); the local disk fails.
-    pub fn drain_spool(&self) -> Result<usize, ZeroError> {
+    pub fn drain_spool(&self) -> Result<usize, RunError> {
         if !self.remote {
             return Ok(0);
         }
@@ -759,7 +759,7 @@ impl RunDir {
                     let rejected = LocalStore::new(&self.root.join(".spool-rejected"));
                     let _ = rejected.put_if_absent(key, &bytes);
                     spool.delete(key).map_err(storage)?;
-                    return Err(ZeroError::Other(format!(
+                    return Err(RunError::Other(format!(
                         "{}/{key}: exists with other contents (two writers with one worker id?); kept in .spool-rejected",
                         self.store.describe()
                     )));
@@ -779,8 +779,8 @@ impl RunDir {
     ///
     /// # Errors
     /// Another trainer holds the run (the error names it); the store fails.
-    pub fn claim_trainer(&self) -> Result<(), ZeroError> {
-        let mut held = self.fence.lock().map_err(|_| ZeroError::Other("trainer fence lock poisoned".into()))?;
+    pub fn claim_trainer(&self) -> Result<(), RunError> {
+        let mut held = self.fence.lock().map_err(|_| RunError::Other("trainer fence lock poisoned".into()))?;
         if held.is_some() {
             return Ok(());
         }
@@ -789,7 +789,7 @@ impl RunDir {
             let mine = holder.owner == worker_id();
             let dead = holder.host == host_name() && !process_alive(holder.pid);
             if !(mine || dead || self.take_over) {
-                return Err(ZeroError::Other(format!(
+                return Err(RunError::Other(format!(
                     "run {} has a trainer already: {}; stop it first, or pass --take-over if it is gone",
                     self.store.describe(),
                     holder.describe()
@@ -802,7 +802,7 @@ impl RunDir {
         let next = epoch + 1;
         if self.store.put_if_absent(&fence_key(next), text.as_bytes()).map_err(storage)? == Put::Exists {
             let other = self.fence_holder(next).map_or_else(|| "another trainer".into(), |h| h.describe());
-            return Err(ZeroError::Other(format!(
+            return Err(RunError::Other(format!(
                 "run {}: {other} claimed the trainer's fence at the same moment",
                 self.store.describe()
             )));
@@ -816,18 +816,18 @@ impl RunDir {
     ///
     /// # Errors
     /// Another trainer took the run over; the store fails.
-    pub fn check_fence(&self) -> Result<(), ZeroError> {
+    pub fn check_fence(&self) -> Result<(), RunError> {
         let held = self
             .fence
             .lock()
-            .map_err(|_| ZeroError::Other("trainer fence lock poisoned".into()))?
+            .map_err(|_| RunError::Other("trainer fence lock poisoned".into()))?
             .as_ref()
             .map(|f| f.epoch);
         let Some(epoch) = held else { return Ok(()) };
         let (newest, _) = self.newest_fence()?;
         if newest != epoch {
             let other = self.fence_holder(newest).map_or_else(|| "another trainer".into(), |h| h.describe());
-            return Err(ZeroError::Other(format!(
+            return Err(RunError::Other(format!(
                 "run {}: {other} took over as trainer; this one stops",
                 self.store.describe()
             )));
@@ -848,7 +848,7 @@ impl RunDir {
     }
 
     /// The newest fence's number (0: none) and its holder, if not released.
-    fn newest_fence(&self) -> Result<(u32, Option<FenceHolder>), ZeroError> {
+    fn newest_fence(&self) -> Result<(u32, Option<FenceHolder>), RunError> {
         let keys = self.store.list("trainer/").map_err(storage)?;
         let number = |k: &str, p: &str, s: &str| {
             k.strip_prefix(p).and_then(|k| k.strip_suffix(s)).and_then(|d| d.parse::<u32>().ok())
@@ -934,7 +934,7 @@ impl RunDir {
     ///
     /// # Errors
     /// I/O errors.
-    pub fn write_arena_result(&self, name: &str, value: &serde_json::Value) -> Result<(), ZeroError> {
+    pub fn write_arena_result(&self, name: &str, value: &serde_json::Value) -> Result<(), RunError> {
         let text = serde_json::to_string_pretty(value).unwrap_or_default();
         self.write_arena_text(name, &text)
     }
@@ -944,17 +944,17 @@ impl RunDir {
     ///
     /// # Errors
     /// I/O errors.
-    pub fn write_arena_text(&self, name: &str, text: &str) -> Result<(), ZeroError> {
+    pub fn write_arena_text(&self, name: &str, text: &str) -> Result<(), RunError> {
         if self.remote {
             let key = format!("arena/{name}");
             if self.store.put_if_absent(&key, text.as_bytes()).map_err(storage)? == Put::Created {
                 let path = self.arena_dir().join(name);
-                write_atomic(&path, text.as_bytes()).map_err(|e| ZeroError::io(&path, e))?;
+                write_atomic(&path, text.as_bytes()).map_err(|e| RunError::io(&path, e))?;
             }
             return Ok(());
         }
         let path = self.arena_dir().join(name);
-        write_atomic(&path, text.as_bytes()).map_err(|e| ZeroError::io(&path, e))
+        write_atomic(&path, text.as_bytes()).map_err(|e| RunError::io(&path, e))
     }
 }
 
