@@ -10,10 +10,12 @@
 //! * [`shard`]: compact samples and checksummed shard files.
 //! * [`storage`]: where a run lives (a directory, `file://`, `s3://`): list, get,
 //!   put-if-absent, delete.
+//! * [`writer`]: who writes to a run, and when (the worker id that names its objects).
 
 pub mod rundir;
 pub mod shard;
 pub mod storage;
+pub mod writer;
 
 use std::path::{Path, PathBuf};
 

@@ -317,7 +317,7 @@ fn write_bundle(
             model: id.to_string(),
             iteration: info.iteration,
             steps_total: info.steps_total,
-            exported: tafl_run::rundir::now(),
+            exported: tafl_run::writer::now(),
         }),
     };
     let body = toml::to_string_pretty(&manifest).map_err(|e| other(format!("{MANIFEST}: {e}")))?;

@@ -24,9 +24,10 @@ use tafl_nn::evaluator::expected_for;
 use tafl_nn::train::OptimizerKind;
 use tafl_nn::{TrainBatch, TrainConfig, Trainer};
 use tafl_rules::{Symmetry, Variant};
-use tafl_run::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number, now};
+use tafl_run::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number};
 use tafl_run::shard::{Sample, ShardExpect, read_shard};
 use tafl_run::storage::Put;
+use tafl_run::writer::now;
 
 use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
 use crate::resume::{self, RoundState, RoundSums, step_seed};

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
-use tafl_run::rundir::{RunDir, now};
+use tafl_run::rundir::RunDir;
 use tafl_run::shard::{ShardHeader, encode_shard, shard_stem};
+use tafl_run::writer::now;
 
 use crate::config::{DEFAULT_CONFIG, RunConfig};
 use crate::import::{HUMAN_COPENHAGEN, ImportOptions, ImportStats, import_records, teacher_games};
