@@ -471,7 +471,7 @@ pub fn gate(args: &GateArgs) -> Result<u8, Failure> {
 
 /// `tafl report`.
 pub fn report(args: &ReportArgs) -> Result<u8, Failure> {
-    if !is_url(&args.run) && !args.run.join("logs").is_dir() {
+    if !is_url(&args.run) && !tafl_run::RunDir::holds_logs(&args.run) {
         return Err(bad_input(anyhow!("{} is not a run directory (no logs/)", args.run.display())));
     }
     let run = tafl_run::RunDir::open(&args.run).map_err(failed)?;

@@ -210,7 +210,7 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     }
     // Opening a local run makes its folders: a directory that holds none is not made one.
     if let Ok(Location::Local(path)) = Location::parse(&run_dir.to_string_lossy())
-        && !path.join("models").is_dir()
+        && !RunDir::holds_models(&path)
     {
         return Err(other(format!("{} is not a run directory (no models/ folder)", run_dir.display())));
     }

@@ -9,17 +9,11 @@ use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, SprtDecision, random_open
 use tafl_nn::checkpoint;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
-use tafl_run::rundir::RunDir;
+use tafl_run::rundir::{RunDir, gate_records_name, gate_result_name};
 
 use crate::config::RunConfig;
 use crate::players::ZeroFactory;
 use crate::{Observer, ZeroError};
-
-/// The name of a model's gate result under `arena/`.
-#[must_use]
-pub fn result_name(id: &str) -> String {
-    format!("gate-{id}.json")
-}
 
 /// The spec of a model of the run as a noise-free MCTS player.
 #[must_use]
@@ -144,9 +138,11 @@ pub fn gate(
         };
         let records: String =
             results.games.iter().map(|r| tafl_arena::record::archive_line(&r.played) + "\n").collect();
-        let header =
-            format!("# gate: {candidate} (player 0) vs {best}; games alternate sides, see gate-{candidate}.json\n");
-        run.write_arena_text(&format!("gate-{candidate}.csv"), &(header + &records))?;
+        let header = format!(
+            "# gate: {candidate} (player 0) vs {best}; games alternate sides, see {}\n",
+            gate_result_name(candidate)
+        );
+        run.write_arena_text(&gate_records_name(candidate), &(header + &records))?;
     }
     result.seconds = started.elapsed().as_secs_f64();
     // Promote first: if killed before the result is written, the gate runs again, finds the
@@ -155,7 +151,7 @@ pub fn gate(
         run.set_best(candidate)?;
     }
     let value = serde_json::to_value(&result).unwrap_or_default();
-    run.write_arena_result(&result_name(candidate), &value)?;
+    run.write_arena_result(&gate_result_name(candidate), &value)?;
     run.log_metric("gate", value);
     Ok(result)
 }

@@ -104,11 +104,11 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
     // Several workers of a new run in object storage may each make a random start: the
     // first one published wins, the others drop theirs and use it.
     if run.publish_model(&id)? == Put::Exists {
-        let mine = run.models_dir().join(&id);
+        let mine = run.local_model_dir(&id);
         let _ = std::fs::remove_dir_all(&mine);
         run.fetch_model(&id)?;
     }
-    if run.best_model().is_none() || (!run.is_remote() && !run.models_dir().join("best").exists()) {
+    if run.best_model().is_none() || run.needs_best_hint() {
         run.set_best(&id)?;
     }
     Ok(id)
@@ -486,7 +486,7 @@ pub fn train_round(
         match checkpoint::save(&run.model_dir(&id), &model, &net_config, &meta, Some(trainer.optimizer())) {
             Ok(()) if run.publish_model(&id)? == Put::Created => break id,
             Ok(()) if number < model_number(&parent).unwrap_or(0) + 100 => {
-                let _ = std::fs::remove_dir_all(run.models_dir().join(&id));
+                let _ = std::fs::remove_dir_all(run.local_model_dir(&id));
                 number += 1;
             }
             Ok(()) => return Err(ZeroError::Other(format!("{}: no free model id after {parent}", run.location()))),

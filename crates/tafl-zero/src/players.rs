@@ -63,7 +63,7 @@ pub fn resolve_model(path: &Path) -> PathBuf {
     if crate::export::is_bundle(path) {
         return path.join(crate::export::WEIGHTS);
     }
-    if path.join("models").is_dir()
+    if tafl_run::RunDir::holds_models(path)
         && let Ok(run) = tafl_run::rundir::RunDir::open(path)
         && let Some(best) = run.best_model()
     {

@@ -7,6 +7,30 @@ use crate::RunError;
 use crate::shard::write_atomic;
 use crate::storage::Put;
 
+/// `gate-<id>.json`: the name of candidate `id`'s gating result under `arena/`.
+#[must_use]
+pub fn gate_result_name(id: &str) -> String {
+    format!("gate-{id}.json")
+}
+
+/// `gate-<id>.csv`: the name of candidate `id`'s gating games (archive lines) under `arena/`.
+#[must_use]
+pub fn gate_records_name(id: &str) -> String {
+    format!("gate-{id}.csv")
+}
+
+/// `eval-<id>.json`: the name of model `id`'s evaluation result under `arena/`.
+#[must_use]
+pub fn eval_result_name(id: &str) -> String {
+    format!("eval-{id}.json")
+}
+
+/// `eval-<id>.csv`: the name of model `id`'s evaluation games (archive lines) under `arena/`.
+#[must_use]
+pub fn eval_records_name(id: &str) -> String {
+    format!("eval-{id}.csv")
+}
+
 impl RunDir {
     /// A JSON result file under `arena/`, if present and readable.
     #[must_use]

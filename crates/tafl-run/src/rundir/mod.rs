@@ -55,6 +55,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex};
 
+pub use arena::{eval_records_name, eval_result_name, gate_records_name, gate_result_name};
 pub use fence::FenceHolder;
 pub use models::ModelInfo;
 pub use shards::ShardInfo;
@@ -78,6 +79,9 @@ pub struct RunDir {
     /// The last best model seen (a remote run whose store does not answer keeps playing it).
     last_best: Arc<Mutex<Option<String>>>,
 }
+
+/// The prefix of a resume point's directory: `step-<step>`.
+const RESUME_STEP_PREFIX: &str = "step-";
 
 /// The id of the `n`-th model.
 #[must_use]
@@ -210,6 +214,35 @@ impl RunDir {
         self.resumes_dir().join(parent)
     }
 
+    /// `resume/<parent>/step-<step>/`: the point after `step` steps of the round from `parent`.
+    #[must_use]
+    pub fn resume_point_dir(&self, parent: &str, step: u32) -> PathBuf {
+        self.resume_dir(parent).join(format!("{RESUME_STEP_PREFIX}{step:06}"))
+    }
+
+    /// The steps of the points of the round from `parent` (`resume/<parent>/step-<step>/`),
+    /// newest first.
+    #[must_use]
+    pub fn resume_points(&self, parent: &str) -> Vec<u32> {
+        let mut steps: Vec<u32> = fs::read_dir(self.resume_dir(parent))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                e.file_name().to_str().and_then(|n| n.strip_prefix(RESUME_STEP_PREFIX)).and_then(|d| d.parse().ok())
+            })
+            .collect();
+        steps.sort_unstable_by(|a, b| b.cmp(a));
+        steps
+    }
+
+    /// A file's path relative to the run's root (a shard's name in a round's state, a game
+    /// file's source).
+    #[must_use]
+    pub fn relative_name(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root).unwrap_or(path).to_string_lossy().into_owned()
+    }
+
     /// `config.toml`.
     #[must_use]
     pub fn config_path(&self) -> PathBuf {
@@ -220,20 +253,84 @@ impl RunDir {
     pub fn models_dir(&self) -> PathBuf {
         self.root.join("models")
     }
+    /// True when `path` is a local directory with a run's `models/` folder. Opening a run makes
+    /// its folders: ask first, so that a directory that is no run is not made one.
+    #[must_use]
+    pub fn holds_models(path: &Path) -> bool {
+        path.join("models").is_dir()
+    }
+
+    /// True when `path` is a local directory with a run's `logs/` folder.
+    #[must_use]
+    pub fn holds_logs(path: &Path) -> bool {
+        path.join("logs").is_dir()
+    }
+
+    /// `models/<id>/` in the local root, without fetching it (see [`RunDir::model_dir`]).
+    #[must_use]
+    pub fn local_model_dir(&self, id: &str) -> PathBuf {
+        self.models_dir().join(id)
+    }
     /// `models/<id>/`. For a run in object storage the complete model is fetched into the
     /// cache first, if it is there and not yet fetched.
     #[must_use]
     pub fn model_dir(&self, id: &str) -> PathBuf {
-        let dir = self.models_dir().join(id);
+        let dir = self.local_model_dir(id);
         if self.remote && !dir.join("meta.json").is_file() {
             let _ = self.fetch_model(id);
         }
         dir
     }
+    /// `models/<id>/meta.json`, the checkpoint's metadata (fetched first, as by
+    /// [`RunDir::model_dir`]).
+    #[must_use]
+    pub fn model_meta_path(&self, id: &str) -> PathBuf {
+        self.model_dir(id).join("meta.json")
+    }
     /// `selfplay/<model>/`.
     #[must_use]
     pub fn selfplay_dir(&self, model: &str) -> PathBuf {
         self.root.join("selfplay").join(model)
+    }
+
+    /// `selfplay/<model>/<stem>.bin`: the key of a shard of games played by `model`.
+    #[must_use]
+    pub fn shard_key(model: &str, stem: &str) -> String {
+        format!("selfplay/{model}/{stem}.bin")
+    }
+
+    /// `selfplay/<model>/<stem>.csv`: the key of the games (archive lines) of a shard.
+    #[must_use]
+    pub fn records_key(model: &str, stem: &str) -> String {
+        format!("selfplay/{model}/{stem}.csv")
+    }
+
+    /// `selfplay/<model>/<stem>.bin` in the local root.
+    #[must_use]
+    pub fn shard_path(&self, model: &str, stem: &str) -> PathBuf {
+        self.selfplay_dir(model).join(format!("{stem}.bin"))
+    }
+
+    /// `selfplay/.import-partial/`: an import still being written (hidden: shards are not read
+    /// from it), renamed to [`RunDir::import_dir`] once complete.
+    #[must_use]
+    pub fn import_staging_dir(&self) -> PathBuf {
+        self.root.join("selfplay").join(".import-partial")
+    }
+
+    /// The game files of the run: the `.csv` files under `arena/` and `selfplay/<model>/` of
+    /// each model, in no particular order.
+    #[must_use]
+    pub fn game_files(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.arena_dir()];
+        dirs.extend(self.models().iter().map(|m| self.selfplay_dir(m)));
+        dirs.iter()
+            .filter_map(|d| fs::read_dir(d).ok())
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+            .collect()
     }
 
     /// Where imported games' shards go (`selfplay/import/`; `tafl import`, the warm start).
@@ -322,6 +419,29 @@ mod tests {
         assert_eq!(model_number("m000003"), Some(3));
         assert_eq!(model_number("best"), None);
         assert_eq!(model_number("m12"), None);
+    }
+
+    #[test]
+    fn keys_and_names_of_a_run() {
+        assert_eq!(RunDir::shard_key("m000001", "s"), "selfplay/m000001/s.bin");
+        assert_eq!(RunDir::records_key("m000001", "s"), "selfplay/m000001/s.csv");
+        assert_eq!(gate_result_name("m000002"), "gate-m000002.json");
+        assert_eq!(gate_records_name("m000002"), "gate-m000002.csv");
+        assert_eq!(eval_result_name("m000002"), "eval-m000002.json");
+        assert_eq!(eval_records_name("m000002"), "eval-m000002.csv");
+        let root = std::env::temp_dir().join(format!("tafl-run-keys-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        assert!(!RunDir::holds_models(&root) && !RunDir::holds_logs(&root));
+        let run = RunDir::open(&root).unwrap();
+        assert!(RunDir::holds_models(&root) && RunDir::holds_logs(&root));
+        assert!(run.needs_best_hint());
+        for step in [3, 12] {
+            fs::create_dir_all(run.resume_point_dir("m000001", step)).unwrap();
+        }
+        assert!(run.resume_point_dir("m000001", 3).ends_with("resume/m000001/step-000003"));
+        assert_eq!(run.resume_points("m000001"), vec![12, 3]);
+        assert_eq!(run.relative_name(&run.shard_path("m000001", "s")), "selfplay/m000001/s.bin");
+        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]

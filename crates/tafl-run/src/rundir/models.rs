@@ -1,7 +1,7 @@
 //! The run's models: listing, the best model, fetching and publishing checkpoints.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
@@ -54,6 +54,17 @@ impl ModelInfo {
 }
 
 impl RunDir {
+    /// `models/best`: a local run's hint of its best model.
+    fn best_hint(&self) -> PathBuf {
+        self.models_dir().join("best")
+    }
+
+    /// True for a local run whose `models/best` hint is missing.
+    #[must_use]
+    pub fn needs_best_hint(&self) -> bool {
+        !self.remote && !self.best_hint().exists()
+    }
+
     /// The complete checkpoints, oldest first. A local checkpoint directory only exists under
     /// its final name once complete (checkpoints are renamed into place); in object storage a
     /// model is complete once its `meta.json` (written last) is there. A store that does not
@@ -99,7 +110,7 @@ impl RunDir {
     pub fn best_model(&self) -> Option<String> {
         let models = self.models();
         if !self.remote {
-            let named = fs::read_to_string(self.models_dir().join("best")).ok().map(|s| s.trim().to_string());
+            let named = fs::read_to_string(self.best_hint()).ok().map(|s| s.trim().to_string());
             if let Some(id) = named
                 && models.contains(&id)
             {
@@ -130,7 +141,7 @@ impl RunDir {
     pub fn set_best(&self, id: &str) -> Result<(), RunError> {
         put_once(self.store.as_ref(), &format!("models/promoted/{id}"), b"").map_err(storage)?;
         if !self.remote {
-            let path = self.models_dir().join("best");
+            let path = self.best_hint();
             write_atomic(&path, format!("{id}\n").as_bytes()).map_err(|e| RunError::io(&path, e))?;
         }
         Ok(())
@@ -142,7 +153,7 @@ impl RunDir {
     /// # Errors
     /// The store fails, or the cache cannot be written.
     pub fn fetch_model(&self, id: &str) -> Result<bool, RunError> {
-        let dir = self.models_dir().join(id);
+        let dir = self.local_model_dir(id);
         if !self.remote || dir.join("meta.json").is_file() {
             return Ok(dir.join("meta.json").is_file());
         }
@@ -188,7 +199,7 @@ impl RunDir {
         if !self.remote {
             return Ok(Put::Created);
         }
-        let dir = self.models_dir().join(id);
+        let dir = self.local_model_dir(id);
         let meta_key = format!("models/{id}/meta.json");
         if self.store.get(&meta_key).map_err(storage)?.is_some() {
             let mine = fs::read(dir.join("meta.json")).ok();
