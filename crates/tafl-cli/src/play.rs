@@ -182,7 +182,7 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
         Some(fen) => Position::from_fen(variant, fen).map_err(|e| bad_input(anyhow!("--fen: {e}")))?,
         None => Position::start(variant),
     };
-    let spec = args.player.as_deref().unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
+    let spec = args.player.as_deref().unwrap_or_else(|| tafl_players::builtin::default_player(variant.name()));
     let mut engine = build_player(spec, variant)?;
     let limits = Limits { time: duration_arg("move-time", args.move_time.as_deref())?, ..Limits::default() };
     let style = Style { color };

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, random_openings, run_match};
 use tafl_nn::evaluator::expected_for;
+use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
 use tafl_run::rundir::{RunDir, eval_records_name, eval_result_name, gate_result_name};
 
 use crate::config::RunConfig;
 use crate::gate::model_spec;
-use crate::players::ZeroFactory;
 use crate::{Observer, ZeroError};
 
 /// Earlier best models, oldest first: the random start and every model that passed its gate.

@@ -8,11 +8,11 @@ use std::time::Instant;
 use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, SprtDecision, random_openings, run_match};
 use tafl_nn::checkpoint;
 use tafl_nn::evaluator::expected_for;
+use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
 use tafl_run::rundir::{RunDir, gate_records_name, gate_result_name};
 
 use crate::config::RunConfig;
-use crate::players::ZeroFactory;
 use crate::{Observer, ZeroError};
 
 /// The spec of a model of the run as a noise-free MCTS player.

@@ -4,7 +4,9 @@
 //! window, the trainer loop, gating and evaluation, all talking through files in a run
 //! directory so that any stage can be killed and restarted, or run alone or on another machine.
 //!
-//! The run directory, its storage and the shard files are `tafl-run`'s ([`tafl_run`]).
+//! The run directory, its storage and the shard files are `tafl-run`'s ([`tafl_run`]); the
+//! players with a network (`mcts:model=…`, bundles, `builtin`) are `tafl-players`'s
+//! ([`tafl_players`]).
 //!
 //! * [`config`]: the run config (`configs/*.toml`), every key documented.
 //! * [`selfplay`]: games in flight, one network batch per step, playout-cap randomisation,
@@ -14,19 +16,14 @@
 //! * [`import`]: recorded games (human archives, arena matches) as samples for a warm start.
 //! * [`gate`] and [`evaluate`]: candidate against best; best against a ladder.
 //! * [`pipeline`]: `train`: the stages in a loop, resumable at any point.
-//! * [`players`]: player specs with a network (`mcts:model=PATH,visits=200`) for the arena.
-//! * [`export`]: self-contained player bundles (`tafl export`), usable as player specs.
 //! * [`report`]: SVG plots and an index.html from the run's metrics.
 
-pub mod builtin;
 pub mod config;
 pub mod evaluate;
-pub mod export;
 pub mod gate;
 pub mod import;
 pub mod optimize;
 pub mod pipeline;
-pub mod players;
 pub mod report;
 pub mod resume;
 pub mod selfplay;
@@ -35,7 +32,6 @@ use std::path::{Path, PathBuf};
 
 pub use config::{ConfigError, RunConfig};
 pub use pipeline::{Run, TrainLimits};
-pub use players::ZeroFactory;
 
 /// Why a stage failed.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +67,9 @@ pub enum ZeroError {
     /// The run directory could not be read or written.
     #[error(transparent)]
     Run(#[from] tafl_run::RunError),
+    /// A player bundle could not be read or written.
+    #[error(transparent)]
+    Players(#[from] tafl_players::PlayersError),
     /// A model's losses or weights are NaN or infinite: it is neither published nor made the
     /// best.
     #[error("{model}: the {what} are not finite (NaN or infinite); the model is neither published nor made the best")]

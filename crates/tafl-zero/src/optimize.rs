@@ -125,7 +125,7 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
     if run.latest_model().is_some() {
         return Ok(None);
     }
-    let dir = crate::players::resolve_model(source);
+    let dir = tafl_players::players::resolve_model(source);
     let loaded = checkpoint::load(&dir, &expected_for(variant), &tafl_nn::device())
         .map_err(|e| ZeroError::Other(format!("--init-from {}: {e}", dir.display())))?;
     if !loaded.model.weights_finite() {
@@ -602,6 +602,17 @@ mod tests {
         assert_eq!((info.iteration, info.parent), (1, None));
         assert_eq!(init_from(&run, brandubh, source.root()).expect("resumes"), None);
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_run_starts_from_the_builtin_net() {
+        let root = std::env::temp_dir().join(format!("tafl-builtin-run-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).expect("run");
+        let variant = Variant::preset("copenhagen").expect("preset");
+        let started = init_from(&run, variant, Path::new(tafl_players::builtin::BUILTIN)).expect("starts");
+        assert_eq!(started, Some(model_id(1)));
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
+use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
 use tafl_run::rundir::{RunDir, eval_result_name, gate_result_name};
 use tafl_run::shard::{ShardHeader, encode_shard, shard_stem};
@@ -20,7 +21,6 @@ use tafl_run::writer::now;
 use crate::config::{DEFAULT_CONFIG, RunConfig};
 use crate::import::{HUMAN_COPENHAGEN, ImportOptions, ImportStats, import_records, teacher_games};
 use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, train_round};
-use crate::players::ZeroFactory;
 use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
 use crate::{Observer, ZeroError, evaluate, gate};
 

@@ -25,7 +25,7 @@ use tafl_run::rundir::{ModelInfo, RunDir};
 use tafl_run::storage::Location;
 use tafl_search::{Limits, MAX_SEARCH_COUNT, MctsPlayer, Player, SearchParams};
 
-use crate::ZeroError;
+use crate::PlayersError;
 use crate::players::{MAX_BATCH, MAX_CACHE, SpecPlayer, ZeroFactory};
 
 /// The bundle's settings file.
@@ -185,8 +185,8 @@ pub fn is_bundle(path: &Path) -> bool {
     path.join(MANIFEST).is_file()
 }
 
-fn other(message: String) -> ZeroError {
-    ZeroError::Other(message)
+fn other(message: String) -> PlayersError {
+    PlayersError::Other(message)
 }
 
 fn temp_sibling(dir: &Path) -> PathBuf {
@@ -201,7 +201,7 @@ fn temp_sibling(dir: &Path) -> PathBuf {
 /// # Errors
 /// `out` exists; `run_dir` is not a run or has no such model; the checkpoint does not read or
 /// load; the run's storage fails; I/O errors. On error nothing is left at `out`.
-pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<ExportReport, ZeroError> {
+pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<ExportReport, PlayersError> {
     if out.exists() || out.symlink_metadata().is_ok() {
         return Err(other(format!(
             "{} already exists: export never overwrites; choose another --out or remove it",
@@ -235,7 +235,7 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     }
     let model_dir = run.model_dir(&id);
     let meta_path = model_dir.join("meta.json");
-    let text = fs::read_to_string(&meta_path).map_err(|e| ZeroError::io(&meta_path, e))?;
+    let text = fs::read_to_string(&meta_path).map_err(|e| PlayersError::io(&meta_path, e))?;
     let meta: CheckpointMeta =
         serde_json::from_str(&text).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
     if meta.encoding_version != tafl_nn::ENCODING_VERSION {
@@ -248,15 +248,15 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     }
     let expected = Expected { variant: meta.variant.clone(), encoding_version: meta.encoding_version };
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(|e| ZeroError::io(parent, e))?;
+        fs::create_dir_all(parent).map_err(|e| PlayersError::io(parent, e))?;
     }
     let temp = temp_sibling(out);
-    fs::create_dir_all(temp.join(WEIGHTS)).map_err(|e| ZeroError::io(&temp, e))?;
+    fs::create_dir_all(temp.join(WEIGHTS)).map_err(|e| PlayersError::io(&temp, e))?;
     let result = write_bundle(&temp, &run, &id, &meta, &expected, options).and_then(|manifest| {
         if out.exists() {
             return Err(other(format!("{} already exists: export never overwrites", out.display())));
         }
-        fs::rename(&temp, out).map_err(|e| ZeroError::io(out, e))?;
+        fs::rename(&temp, out).map_err(|e| PlayersError::io(out, e))?;
         Ok(manifest)
     });
     match result {
@@ -275,24 +275,24 @@ fn write_bundle(
     meta: &CheckpointMeta,
     expected: &Expected,
     options: &ExportOptions,
-) -> Result<BundleManifest, ZeroError> {
+) -> Result<BundleManifest, PlayersError> {
     let model_dir = run.model_dir(id);
     let weights = temp.join(WEIGHTS);
     for name in CHECKPOINT_FILES {
         let from = model_dir.join(name);
-        fs::copy(&from, weights.join(name)).map_err(|e| ZeroError::io(&from, e))?;
+        fs::copy(&from, weights.join(name)).map_err(|e| PlayersError::io(&from, e))?;
     }
     let mut meta = meta.clone();
     meta.optimizer = None;
     let meta_path = weights.join("meta.json");
     let text = serde_json::to_string_pretty(&meta).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
-    fs::write(&meta_path, text).map_err(|e| ZeroError::io(&meta_path, e))?;
+    fs::write(&meta_path, text).map_err(|e| PlayersError::io(&meta_path, e))?;
     // Load the copy: the weights match their digest and their config.
     let loaded = checkpoint::load(&weights, expected, &tafl_nn::device())
-        .map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
+        .map_err(|e| PlayersError::Model { id: id.to_string(), message: e.to_string() })?;
     let config = loaded.config;
     tafl_nn::onnx::export(&loaded.model, &config, &temp.join(ONNX))
-        .map_err(|e| ZeroError::Model { id: id.to_string(), message: e.to_string() })?;
+        .map_err(|e| PlayersError::Model { id: id.to_string(), message: e.to_string() })?;
     let info = ModelInfo::from_meta(&meta);
     let manifest = BundleManifest {
         format_version: BUNDLE_FORMAT,
@@ -325,9 +325,9 @@ fn write_bundle(
         "# A tafl player bundle, written by `tafl export`. Run it with `tafl engine --player <this directory>`.\n\n{body}"
     );
     let path = temp.join(MANIFEST);
-    fs::write(&path, text).map_err(|e| ZeroError::io(&path, e))?;
+    fs::write(&path, text).map_err(|e| PlayersError::io(&path, e))?;
     let path = temp.join("README.md");
-    fs::write(&path, readme(&manifest, id, config.policy_len())).map_err(|e| ZeroError::io(&path, e))?;
+    fs::write(&path, readme(&manifest, id, config.policy_len())).map_err(|e| PlayersError::io(&path, e))?;
     Ok(manifest)
 }
 
@@ -398,9 +398,9 @@ fn readme_onnx(m: &BundleManifest, policy_len: usize) -> String {
 /// # Errors
 /// The file does not read or parse (the message names the file and key), or is for another
 /// bundle layout, or its time per move is not a duration.
-pub fn read_manifest(dir: &Path) -> Result<BundleManifest, ZeroError> {
+pub fn read_manifest(dir: &Path) -> Result<BundleManifest, PlayersError> {
     let path = dir.join(MANIFEST);
-    let text = fs::read_to_string(&path).map_err(|e| ZeroError::io(&path, e))?;
+    let text = fs::read_to_string(&path).map_err(|e| PlayersError::io(&path, e))?;
     let manifest: BundleManifest = toml::from_str(&text).map_err(|e| other(format!("{}: {e}", path.display())))?;
     if manifest.format_version != BUNDLE_FORMAT {
         return Err(other(format!(
