@@ -1,6 +1,6 @@
 //! The player that ships with tafl: the strongest trained net so far, embedded in the binary.
 //!
-//! Its bundle (see [`crate::export`]) lives in `crates/tafl-players/builtin/`, beside
+//! Its bundle (see [`crate::bundle`]) lives in `crates/tafl-players/builtin/`, beside
 //! `LINEAGE.md`, which says where each shipped net came from and what it scored. The player spec
 //! `builtin` names it everywhere a spec is taken, with the keys of a bundle spec as overrides
 //! (`builtin:visits=800`, `builtin:time=1s`). On first use the bundle is written to a cache
@@ -131,7 +131,7 @@ mod tests {
         for (name, bytes) in FILES {
             assert_eq!(fs::read(dir.join(name)).expect("file"), bytes, "{name}");
         }
-        let manifest = crate::export::read_manifest(&dir).expect("manifest");
+        let manifest = crate::bundle::read_manifest(&dir).expect("manifest");
         assert_eq!(manifest.variant, "copenhagen");
         // A second call finds it in place; a damaged copy is replaced.
         assert_eq!(bundle_dir_in(&root).expect("again"), dir);
@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn the_default_player_is_the_net_for_its_own_variant_only() {
         let dir = bundle_dir().expect("the bundle is written");
-        assert_eq!(crate::export::read_manifest(&dir).expect("manifest").variant, VARIANT);
+        assert_eq!(crate::bundle::read_manifest(&dir).expect("manifest").variant, VARIANT);
         assert_eq!(default_player("copenhagen"), "builtin:time=1s");
         for other in ["brandubh", "tablut", "copenhagen-13"] {
             assert_eq!(default_player(other), "alphabeta:time=1s");

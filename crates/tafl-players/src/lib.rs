@@ -6,10 +6,13 @@
 //!
 //! * [`players`]: player specs with a network (`mcts:model=PATH,visits=200`) and the factory
 //!   that builds them ([`ZeroFactory`]).
-//! * [`export`]: self-contained player bundles (`tafl export`), usable as player specs.
+//! * [`bundle`]: self-contained player bundles, usable as player specs: their layout and
+//!   `player.toml`.
+//! * [`export`]: `tafl export`: the bundle of a run's model.
 //! * [`builtin`]: the player that ships with tafl, embedded in the binary.
 
 pub mod builtin;
+pub mod bundle;
 pub mod export;
 pub mod players;
 

@@ -21,7 +21,7 @@ use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
 use serde::{Deserialize, Serialize};
 use tafl_arena::PlayerSpec;
 use tafl_players::builtin::BUILTIN;
-use tafl_players::export::is_bundle;
+use tafl_players::bundle::is_bundle;
 use tafl_rules::{Game, Side};
 use tafl_search::{Evaluator, Limits, Stop, StopOnDrop};
 use tokio::sync::mpsc;
