@@ -10,7 +10,7 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use rand::SeedableRng;
 use tafl_rules::Variant;
-use tafl_zero::shard::{ShardExpect, ShardHeader, decode_shard, frame_payload};
+use tafl_run::shard::{ShardExpect, ShardHeader, decode_shard, frame_payload};
 
 const PATH: &str = "fuzz.shard";
 

@@ -4,7 +4,7 @@
 //! each game.
 //!
 //! The arena builds players through a [`PlayerFactory`], so a crate above the network
-//! (`tafl-zero`) can handle `mcts:` specs and fall back to [`netless_player`] for the rest:
+//! (`tafl-players`) can handle `mcts:` specs and fall back to [`netless_player`] for the rest:
 //!
 //! ```
 //! use tafl_arena::{PlayerSpec, SpecError, netless_player};

@@ -205,7 +205,7 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
         }
     };
     // ZeroFactory builds `mcts:model=…` players and hands every other kind to the arena's netless players.
-    let factory = tafl_zero::ZeroFactory::new(variant);
+    let factory = tafl_players::ZeroFactory::new(variant);
     let results = run_tournament(&players, &config, &factory, &progress);
     bar.finish_and_clear();
     let results = results.map_err(|e| match e {

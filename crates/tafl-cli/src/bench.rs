@@ -262,7 +262,7 @@ fn mcts(args: &MctsArgs) -> Result<u8, Failure> {
     let paths = args.net.paths()?;
     let mut evaluator = match &args.model {
         // A checkpoint, a run directory (its best model) or a player bundle.
-        Some(dir) => NetEvaluator::load(&tafl_zero::players::resolve_model(dir), &expected_for(variant))
+        Some(dir) => NetEvaluator::load(&tafl_players::players::resolve_model(dir), &expected_for(variant))
             .with_context(|| format!("loading {}", dir.display()))
             .map_err(bad_input)?,
         None => {

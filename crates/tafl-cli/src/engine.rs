@@ -8,13 +8,13 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use tafl_arena::{PlayerFactory, PlayerSpec, spec::parse_duration};
+use tafl_players::ZeroFactory;
 use tafl_protocol::engine::{EngineOptions, Protocol, listen};
 use tafl_protocol::htp::{HtpServer, HtpServerOptions};
 use tafl_protocol::opentafl::{OpenTaflServer, engine_ini};
 use tafl_protocol::uci::UciServer;
 use tafl_rules::Variant;
 use tafl_search::Player;
-use tafl_zero::ZeroFactory;
 
 use crate::{Failure, bad_input, variant};
 
@@ -98,7 +98,7 @@ pub fn run(args: &EngineArgs) -> Result<u8, Failure> {
     let variant = variant::load(&args.variant).map_err(bad_input)?;
     let level = crate::level_spec(args.level)?;
     let spec = level.as_deref().or(args.player.as_deref());
-    let spec = spec.unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
+    let spec = spec.unwrap_or_else(|| tafl_players::builtin::default_player(variant.name()));
     if args.opentafl_ini {
         print!("{}", engine_ini(spec, &args.variant));
         return Ok(0);

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use clap::{ArgAction, Args};
-use tafl_zero::export::{ExportOptions, export};
+use tafl_players::export::{ExportOptions, export};
 
 use crate::engine::duration_arg;
 use crate::{Failure, bad_input};

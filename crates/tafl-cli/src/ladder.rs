@@ -153,7 +153,7 @@ pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
     // Without a terminal the bar draws nothing: a line per pair keeps logs informative.
     let log_lines = !args.quiet && !std::io::stderr().is_terminal();
     // ZeroFactory builds `mcts:model=…` players and bundles, and hands the rest to the arena's netless players.
-    let factory = tafl_zero::ZeroFactory::new(variant);
+    let factory = tafl_players::ZeroFactory::new(variant);
     let mut rungs: Vec<Rung> = Vec::new();
     for (index, opponent) in opponents.iter().enumerate() {
         let before = (2 * pairs * index) as u64;

@@ -10,8 +10,8 @@ use clap::Args;
 use tafl_arena::{PlayerFactory, PlayerSpec};
 use tafl_online::referee::variant_for;
 use tafl_online::{Client, ClockPolicy, Log, OnStop, OnlineError, Options, TimeControl};
+use tafl_players::ZeroFactory;
 use tafl_rules::Side;
-use tafl_zero::ZeroFactory;
 
 use crate::engine::duration_arg;
 use crate::{Failure, bad_input};

@@ -188,7 +188,7 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
     };
     let level = crate::level_spec(args.level)?;
     let spec = level.as_deref().or(args.player.as_deref());
-    let spec = spec.unwrap_or_else(|| tafl_zero::builtin::default_player(variant.name()));
+    let spec = spec.unwrap_or_else(|| tafl_players::builtin::default_player(variant.name()));
     let mut engine = build_player(spec, variant)?;
     let limits = Limits { time: duration_arg("move-time", args.move_time.as_deref())?, ..Limits::default() };
     let style = Style { color };

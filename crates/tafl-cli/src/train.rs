@@ -372,7 +372,8 @@ fn is_url(run: &Path) -> bool {
     run.to_string_lossy().contains("://")
 }
 
-fn failed(e: tafl_zero::ZeroError) -> Failure {
+fn failed(e: impl Into<tafl_zero::ZeroError>) -> Failure {
+    let e: tafl_zero::ZeroError = e.into();
     Failure { code: 1, error: e.into() }
 }
 
@@ -470,10 +471,10 @@ pub fn gate(args: &GateArgs) -> Result<u8, Failure> {
 
 /// `tafl report`.
 pub fn report(args: &ReportArgs) -> Result<u8, Failure> {
-    if !is_url(&args.run) && !args.run.join("logs").is_dir() {
+    if !is_url(&args.run) && !tafl_run::RunDir::holds_logs(&args.run) {
         return Err(bad_input(anyhow!("{} is not a run directory (no logs/)", args.run.display())));
     }
-    let run = tafl_zero::RunDir::open(&args.run).map_err(failed)?;
+    let run = tafl_run::RunDir::open(&args.run).map_err(failed)?;
     let index = tafl_zero::report::render(&run).map_err(failed)?;
     println!("{}", index.display());
     Ok(0)

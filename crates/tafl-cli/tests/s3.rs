@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tafl_zero::RunDir;
-use tafl_zero::storage::{Location, Put, Store, put_once};
+use tafl_run::RunDir;
+use tafl_run::storage::{Location, Put, Store, put_once};
 
 const SMOKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/smoke.toml");
 
@@ -584,7 +584,7 @@ fn a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted() {
     let shard = dir.join("uploaded.bin");
     std::fs::write(&shard, &bytes).unwrap();
     let expect =
-        tafl_zero::shard::ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
-    assert!(tafl_zero::shard::read_shard(&shard, &expect).is_ok(), "{key} arrived damaged");
+        tafl_run::shard::ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    assert!(tafl_run::shard::read_shard(&shard, &expect).is_ok(), "{key} arrived damaged");
     let _ = std::fs::remove_dir_all(&dir);
 }

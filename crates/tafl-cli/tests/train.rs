@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use tafl_rules::Variant;
-use tafl_zero::RunDir;
-use tafl_zero::shard::{ShardExpect, read_shard};
+use tafl_run::RunDir;
+use tafl_run::shard::{ShardExpect, read_shard};
 
 const SMOKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/smoke.toml");
 

@@ -30,8 +30,8 @@
 //! (an idle connection is closed). A search ends within a fraction of a second once its client
 //! has gone: each holds a [`tafl_search::Stop`] that is set when the request is dropped.
 //!
-//! Game logic comes from `tafl-rules`, players from the player factory of `tafl-zero`, runs from
-//! its run-directory reader. The game lives in the page (start position and moves); the server
+//! Game logic comes from `tafl-rules`, players from the player factory of `tafl-players`, runs
+//! from the run-directory reader of `tafl-run`. The game lives in the page (start position and moves); the server
 //! keeps no sessions, so take-back and new game are the page's business. Every bad input (a FEN,
 //! a record, a move, a player name) is answered with `400 {"error": "…"}`.
 
@@ -52,8 +52,8 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tafl_arena::PlayerSpec;
+use tafl_players::ZeroFactory;
 use tafl_rules::{PRESETS, Variant};
-use tafl_zero::ZeroFactory;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use analysis::MAX_ANALYSIS;

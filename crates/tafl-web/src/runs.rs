@@ -11,7 +11,8 @@ use axum::Json;
 use axum::extract::{Path as UrlPath, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::Serialize;
-use tafl_zero::RunDir;
+use tafl_run::RunDir;
+use tafl_run::rundir::{eval_result_name, gate_result_name};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -82,7 +83,7 @@ fn run_dir(state: &AppState, n: usize) -> Result<(PathBuf, RunDir), ApiError> {
 /// True when `path` looks like a run directory.
 #[must_use]
 pub fn is_run(path: &Path) -> bool {
-    path.join("models").is_dir() || path.join("logs").is_dir()
+    RunDir::holds_models(path) || RunDir::holds_logs(path)
 }
 
 /// The variant a run's config names.
@@ -108,15 +109,9 @@ fn modified(path: &Path) -> f64 {
 
 /// The run's game files (`.csv` under `arena/` and `selfplay/<model>/`), newest first.
 fn game_files(run: &RunDir) -> Vec<(PathBuf, f64)> {
-    let mut dirs = vec![run.arena_dir()];
-    dirs.extend(run.models().iter().map(|m| run.selfplay_dir(m)));
-    let mut files: Vec<(PathBuf, f64)> = dirs
-        .iter()
-        .filter_map(|d| fs::read_dir(d).ok())
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+    let mut files: Vec<(PathBuf, f64)> = run
+        .game_files()
+        .into_iter()
         .map(|p| {
             let t = modified(&p);
             (p, t)
@@ -131,7 +126,7 @@ fn newest_games(run: &RunDir) -> Vec<GameRecord> {
     let mut games = Vec::new();
     for (path, written) in game_files(run) {
         let Ok(text) = fs::read_to_string(&path) else { continue };
-        let source = path.strip_prefix(run.root()).unwrap_or(&path).display().to_string();
+        let source = run.relative_name(&path);
         let mut title = String::new();
         let mut in_file = Vec::new();
         for line in text.lines().map(str::trim) {
@@ -160,9 +155,9 @@ fn view(path: &Path, run: &RunDir) -> RunView {
         .models()
         .into_iter()
         .map(|id| ModelView {
-            meta: read_json(&run.model_dir(&id).join("meta.json")),
-            gate: run.arena_result(&tafl_zero::gate::result_name(&id)),
-            eval: run.arena_result(&tafl_zero::evaluate::result_name(&id)),
+            meta: read_json(&run.model_meta_path(&id)),
+            gate: run.arena_result(&gate_result_name(&id)),
+            eval: run.arena_result(&eval_result_name(&id)),
             id,
         })
         .collect();

@@ -7,19 +7,13 @@ use std::time::Instant;
 
 use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, random_openings, run_match};
 use tafl_nn::evaluator::expected_for;
+use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
+use tafl_run::rundir::{RunDir, eval_records_name, eval_result_name, gate_result_name};
 
 use crate::config::RunConfig;
 use crate::gate::model_spec;
-use crate::players::ZeroFactory;
-use crate::rundir::RunDir;
 use crate::{Observer, ZeroError};
-
-/// The name of a model's evaluation result under `arena/`.
-#[must_use]
-pub fn result_name(id: &str) -> String {
-    format!("eval-{id}.json")
-}
 
 /// Earlier best models, oldest first: the random start and every model that passed its gate.
 #[must_use]
@@ -28,9 +22,7 @@ pub fn best_history(run: &RunDir) -> Vec<String> {
         .models()
         .into_iter()
         .enumerate()
-        .filter(|(i, id)| {
-            *i == 0 || run.arena_result(&crate::gate::result_name(id)).is_some_and(|r| r["passed"] == true)
-        })
+        .filter(|(i, id)| *i == 0 || run.arena_result(&gate_result_name(id)).is_some_and(|r| r["passed"] == true))
         .map(|(_, id)| id)
         .collect();
     history.dedup();
@@ -148,8 +140,8 @@ pub fn evaluate(
         "seconds": started.elapsed().as_secs_f64(),
         "matches": rows,
     });
-    run.write_arena_text(&format!("eval-{model}.csv"), &records)?;
-    run.write_arena_result(&result_name(model), &value)?;
+    run.write_arena_text(&eval_records_name(model), &records)?;
+    run.write_arena_result(&eval_result_name(model), &value)?;
     Ok(value)
 }
 
@@ -159,7 +151,7 @@ mod tests {
 
     #[test]
     fn picks_the_oldest_then_spreads() {
-        let ids: Vec<String> = (0..10).map(crate::rundir::model_id).collect();
+        let ids: Vec<String> = (0..10).map(tafl_run::rundir::model_id).collect();
         assert_eq!(pick_previous(&ids, 1), vec!["m000000"]);
         assert_eq!(pick_previous(&ids, 3), vec!["m000000", "m000003", "m000006"]);
         assert_eq!(pick_previous(&ids[..2], 3).len(), 2);

@@ -8,18 +8,12 @@ use std::time::Instant;
 use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, SprtDecision, random_openings, run_match};
 use tafl_nn::checkpoint;
 use tafl_nn::evaluator::expected_for;
+use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
+use tafl_run::rundir::{RunDir, gate_records_name, gate_result_name};
 
 use crate::config::RunConfig;
-use crate::players::ZeroFactory;
-use crate::rundir::RunDir;
 use crate::{Observer, ZeroError};
-
-/// The name of a model's gate result under `arena/`.
-#[must_use]
-pub fn result_name(id: &str) -> String {
-    format!("gate-{id}.json")
-}
 
 /// The spec of a model of the run as a noise-free MCTS player.
 #[must_use]
@@ -104,7 +98,7 @@ pub fn gate(
         };
         let (a, b) = (spec(candidate)?, spec(&best)?);
         let pairs = g.games.div_ceil(2).max(1);
-        let seed = config.run.seed ^ 0x6A7E ^ crate::rundir::model_number(candidate).map_or(0, u64::from);
+        let seed = config.run.seed ^ 0x6A7E ^ tafl_run::rundir::model_number(candidate).map_or(0, u64::from);
         let arena = ArenaConfig {
             variant,
             openings: random_openings(variant, pairs, g.opening_plies, seed),
@@ -144,9 +138,11 @@ pub fn gate(
         };
         let records: String =
             results.games.iter().map(|r| tafl_arena::record::archive_line(&r.played) + "\n").collect();
-        let header =
-            format!("# gate: {candidate} (player 0) vs {best}; games alternate sides, see gate-{candidate}.json\n");
-        run.write_arena_text(&format!("gate-{candidate}.csv"), &(header + &records))?;
+        let header = format!(
+            "# gate: {candidate} (player 0) vs {best}; games alternate sides, see {}\n",
+            gate_result_name(candidate)
+        );
+        run.write_arena_text(&gate_records_name(candidate), &(header + &records))?;
     }
     result.seconds = started.elapsed().as_secs_f64();
     // Promote first: if killed before the result is written, the gate runs again, finds the
@@ -155,7 +151,7 @@ pub fn gate(
         run.set_best(candidate)?;
     }
     let value = serde_json::to_value(&result).unwrap_or_default();
-    run.write_arena_result(&result_name(candidate), &value)?;
+    run.write_arena_result(&gate_result_name(candidate), &value)?;
     run.log_metric("gate", value);
     Ok(result)
 }
@@ -164,8 +160,8 @@ pub fn gate(
 mod tests {
     use super::*;
     use crate::config::NetSection;
-    use crate::rundir::ModelInfo;
     use tafl_nn::{INPUT_PLANES, TrainBatch, TrainConfig, Trainer};
+    use tafl_run::rundir::ModelInfo;
 
     #[test]
     fn a_model_whose_weights_are_not_finite_is_never_made_best() {

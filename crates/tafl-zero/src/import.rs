@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tafl_arena::{PlayerFactory, PlayerSpec, play_game, random_openings};
 use tafl_rules::notation::{ArchiveGame, parse_archive_line};
 use tafl_rules::{Game, Outcome, Side, Variant};
+use tafl_run::shard::{Sample, ShardHeader, shard_stem, write_shard};
 
 use crate::config::WarmStartConfig;
-use crate::shard::{Sample, ShardHeader, shard_stem, write_shard};
 use crate::{Observer, ZeroError};
 
 /// The finished human Copenhagen 11x11 games built into tafl (`human` in `[warm-start]`
@@ -268,7 +268,7 @@ pub fn teacher_games(
 mod tests {
     use super::*;
     use crate::optimize::shard_expect;
-    use crate::shard::read_shard;
+    use tafl_run::shard::read_shard;
 
     const ARCHIVE: &str = HUMAN_COPENHAGEN;
 
@@ -319,7 +319,7 @@ mod tests {
         let v = copenhagen();
         let root = std::env::temp_dir().join(format!("tafl-zero-import-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        let run = crate::RunDir::open(&root).expect("run dir");
+        let run = tafl_run::RunDir::open(&root).expect("run dir");
         let doubled = format!("{ARCHIVE}\nthis is not a record,0,0,Black\n{ARCHIVE}");
         let stats =
             import_records(&run.import_dir(), v, &doubled, "archive.csv", &ImportOptions::default()).expect("import");

@@ -4,9 +4,11 @@
 //! window, the trainer loop, gating and evaluation, all talking through files in a run
 //! directory so that any stage can be killed and restarted, or run alone or on another machine.
 //!
+//! The run directory, its storage and the shard files are `tafl-run`'s ([`tafl_run`]); the
+//! players with a network (`mcts:model=…`, bundles, `builtin`) are `tafl-players`'s
+//! ([`tafl_players`]).
+//!
 //! * [`config`]: the run config (`configs/*.toml`), every key documented.
-//! * [`rundir`]: the run directory's layout and the state read back from it.
-//! * [`shard`]: compact samples and checksummed shard files.
 //! * [`selfplay`]: games in flight, one network batch per step, playout-cap randomisation,
 //!   temperature, resignation with playouts that measure false resignations.
 //! * [`optimize`]: the replay window and one training round into a new checkpoint.
@@ -14,34 +16,22 @@
 //! * [`import`]: recorded games (human archives, arena matches) as samples for a warm start.
 //! * [`gate`] and [`evaluate`]: candidate against best; best against a ladder.
 //! * [`pipeline`]: `train`: the stages in a loop, resumable at any point.
-//! * [`players`]: player specs with a network (`mcts:model=PATH,visits=200`) for the arena.
-//! * [`export`]: self-contained player bundles (`tafl export`), usable as player specs.
 //! * [`report`]: SVG plots and an index.html from the run's metrics.
-//! * [`storage`]: where a run lives (a directory, `file://`, `s3://`): list, get,
-//!   put-if-absent, delete.
 
-pub mod builtin;
 pub mod config;
 pub mod evaluate;
-pub mod export;
 pub mod gate;
 pub mod import;
 pub mod optimize;
 pub mod pipeline;
-pub mod players;
 pub mod report;
 pub mod resume;
-pub mod rundir;
 pub mod selfplay;
-pub mod shard;
-pub mod storage;
 
 use std::path::{Path, PathBuf};
 
 pub use config::{ConfigError, RunConfig};
 pub use pipeline::{Run, TrainLimits};
-pub use players::ZeroFactory;
-pub use rundir::RunDir;
 
 /// Why a stage failed.
 #[derive(Debug, thiserror::Error)]
@@ -70,10 +60,16 @@ pub enum ZeroError {
     Arena(String),
     /// A shard could not be written.
     #[error(transparent)]
-    Shard(#[from] shard::ShardError),
+    Shard(#[from] tafl_run::shard::ShardError),
     /// The run's storage failed or refused.
     #[error(transparent)]
-    Storage(#[from] storage::StoreError),
+    Storage(#[from] tafl_run::storage::StoreError),
+    /// The run directory could not be read or written.
+    #[error(transparent)]
+    Run(#[from] tafl_run::RunError),
+    /// A player bundle could not be read or written.
+    #[error(transparent)]
+    Players(#[from] tafl_players::PlayersError),
     /// A model's losses or weights are NaN or infinite: it is neither published nor made the
     /// best.
     #[error("{model}: the {what} are not finite (NaN or infinite); the model is neither published nor made the best")]

@@ -24,12 +24,13 @@ use tafl_nn::evaluator::expected_for;
 use tafl_nn::train::OptimizerKind;
 use tafl_nn::{TrainBatch, TrainConfig, Trainer};
 use tafl_rules::{Symmetry, Variant};
+use tafl_run::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number};
+use tafl_run::shard::{Sample, ShardExpect, read_shard};
+use tafl_run::storage::Put;
+use tafl_run::writer::now;
 
 use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
 use crate::resume::{self, RoundState, RoundSums, step_seed};
-use crate::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number, now};
-use crate::shard::{Sample, ShardExpect, read_shard};
-use crate::storage::Put;
 use crate::{Observer, ZeroError};
 
 /// The replay window for `total` samples.
@@ -103,11 +104,11 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
     // Several workers of a new run in object storage may each make a random start: the
     // first one published wins, the others drop theirs and use it.
     if run.publish_model(&id)? == Put::Exists {
-        let mine = run.models_dir().join(&id);
+        let mine = run.local_model_dir(&id);
         let _ = std::fs::remove_dir_all(&mine);
         run.fetch_model(&id)?;
     }
-    if run.best_model().is_none() || (!run.is_remote() && !run.models_dir().join("best").exists()) {
+    if run.best_model().is_none() || run.needs_best_hint() {
         run.set_best(&id)?;
     }
     Ok(id)
@@ -124,7 +125,7 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
     if run.latest_model().is_some() {
         return Ok(None);
     }
-    let dir = crate::players::resolve_model(source);
+    let dir = tafl_players::players::resolve_model(source);
     let loaded = checkpoint::load(&dir, &expected_for(variant), &tafl_nn::device())
         .map_err(|e| ZeroError::Other(format!("--init-from {}: {e}", dir.display())))?;
     if !loaded.model.weights_finite() {
@@ -485,7 +486,7 @@ pub fn train_round(
         match checkpoint::save(&run.model_dir(&id), &model, &net_config, &meta, Some(trainer.optimizer())) {
             Ok(()) if run.publish_model(&id)? == Put::Created => break id,
             Ok(()) if number < model_number(&parent).unwrap_or(0) + 100 => {
-                let _ = std::fs::remove_dir_all(run.models_dir().join(&id));
+                let _ = std::fs::remove_dir_all(run.local_model_dir(&id));
                 number += 1;
             }
             Ok(()) => return Err(ZeroError::Other(format!("{}: no free model id after {parent}", run.location()))),
@@ -535,7 +536,7 @@ mod tests {
         let variant = Variant::preset("brandubh").expect("preset");
         let shard = |model: &str| ShardInfo {
             path: format!("{model}.bin").into(),
-            header: crate::shard::ShardHeader::new(variant, 1, model.into()),
+            header: tafl_run::shard::ShardHeader::new(variant, 1, model.into()),
         };
         let shards = || vec![shard("m000001"), shard("m000003"), shard("import"), shard("m000005")];
         let kept = |lag| {
@@ -560,13 +561,13 @@ mod tests {
         let mut sample = Sample::of_position(game.position(), 1, 0, 0);
         sample.policy = vec![(move_index(game.legal_moves()[0], 7) as u16, 1.0)];
         std::fs::create_dir_all(run.import_dir()).expect("dir");
-        let header = crate::shard::ShardHeader::new(variant, 1, "import".into());
-        crate::shard::write_shard(&run.import_dir().join("a.bin"), header, &[sample.clone(), sample.clone()])
+        let header = tafl_run::shard::ShardHeader::new(variant, 1, "import".into());
+        tafl_run::shard::write_shard(&run.import_dir().join("a.bin"), header, &[sample.clone(), sample.clone()])
             .expect("shard");
         let own = run.selfplay_dir(&model_id(1));
         std::fs::create_dir_all(&own).expect("dir");
-        let header = crate::shard::ShardHeader::new(variant, 1, model_id(1));
-        crate::shard::write_shard(&own.join("b.bin"), header, &[sample]).expect("shard");
+        let header = tafl_run::shard::ShardHeader::new(variant, 1, model_id(1));
+        tafl_run::shard::write_shard(&own.join("b.bin"), header, &[sample]).expect("shard");
         let (shards, _) = run.shards(&shard_expect(variant));
         assert_eq!(shards.len(), 2);
         let weights = |import_weight: f32| -> Vec<f32> {
@@ -601,6 +602,17 @@ mod tests {
         assert_eq!((info.iteration, info.parent), (1, None));
         assert_eq!(init_from(&run, brandubh, source.root()).expect("resumes"), None);
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_run_starts_from_the_builtin_net() {
+        let root = std::env::temp_dir().join(format!("tafl-builtin-run-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).expect("run");
+        let variant = Variant::preset("copenhagen").expect("preset");
+        let started = init_from(&run, variant, Path::new(tafl_players::builtin::BUILTIN)).expect("starts");
+        assert_eq!(started, Some(model_id(1)));
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

@@ -12,15 +12,16 @@ use std::time::{Duration, Instant};
 
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
+use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
+use tafl_run::rundir::{RunDir, eval_result_name, gate_result_name};
+use tafl_run::shard::{ShardHeader, encode_shard, shard_stem};
+use tafl_run::writer::now;
 
 use crate::config::{DEFAULT_CONFIG, RunConfig};
 use crate::import::{HUMAN_COPENHAGEN, ImportOptions, ImportStats, import_records, teacher_games};
 use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, train_round};
-use crate::players::ZeroFactory;
-use crate::rundir::{RunDir, now};
 use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
-use crate::shard::{ShardHeader, encode_shard, shard_stem};
 use crate::{Observer, ZeroError, evaluate, gate};
 
 /// When `train` stops besides the config's `run.iterations`.
@@ -155,11 +156,11 @@ impl Run {
                 .iter()
                 .map(|g| format!("# {best} {} {} plies{}\n{}\n", g.reason, g.plies, against(g), g.record))
                 .collect();
-            self.dir.put_object(&format!("selfplay/{best}/{stem}.csv"), records.as_bytes())?;
+            self.dir.put_object(&RunDir::records_key(&best, &stem), records.as_bytes())?;
             let samples: Vec<_> = buffer.iter().flat_map(|g| g.samples.iter().cloned()).collect();
             let header = ShardHeader::new(self.variant, buffer.len() as u64, best.clone());
-            let key = format!("selfplay/{best}/{stem}.bin");
-            let bytes = encode_shard(&self.dir.selfplay_dir(&best).join(format!("{stem}.bin")), header, &samples)?;
+            let key = RunDir::shard_key(&best, &stem);
+            let bytes = encode_shard(&self.dir.shard_path(&best, &stem), header, &samples)?;
             let waiting = self.dir.put_object(&key, &bytes)?;
             if waiting > 0 {
                 observer.warn(&format!(
@@ -278,7 +279,7 @@ impl Run {
         if !w.enabled() || self.dir.has_imports() || !self.untrained() {
             return Ok(());
         }
-        let staging = self.dir.root().join("selfplay").join(".import-partial");
+        let staging = self.dir.import_staging_dir();
         let _ = std::fs::remove_dir_all(&staging);
         let mut log = Vec::new();
         for source in &w.records {
@@ -331,7 +332,7 @@ impl Run {
 
     /// The run has no trained model yet (only the random `m000000`, or none).
     fn untrained(&self) -> bool {
-        self.dir.latest_model().is_none_or(|id| id == crate::rundir::model_id(0))
+        self.dir.latest_model().is_none_or(|id| id == tafl_run::rundir::model_id(0))
     }
 
     /// Gates `candidate` (default: the newest model) against the best.
@@ -422,7 +423,7 @@ impl Run {
             }
             let latest = self.dir.latest_model().ok_or_else(|| ZeroError::Other("the run has no model".into()))?;
             let info = self.dir.model_info(&latest, &expected)?;
-            if info.iteration > 0 && self.dir.arena_result(&gate::result_name(&latest)).is_none() {
+            if info.iteration > 0 && self.dir.arena_result(&gate_result_name(&latest)).is_none() {
                 self.gate(Some(&latest), observer)?;
                 self.summary(&latest, started, observer)?;
                 continue;
@@ -430,7 +431,7 @@ impl Run {
             let every = self.config.evaluate.every;
             if every > 0 && info.iteration > 0 && info.iteration.is_multiple_of(every) {
                 let best = self.dir.best_model().unwrap_or_else(|| latest.clone());
-                if self.dir.arena_result(&evaluate::result_name(&best)).is_none() {
+                if self.dir.arena_result(&eval_result_name(&best)).is_none() {
                     self.evaluate(Some(&best), observer)?;
                     continue;
                 }

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 use serde_json::Value;
+use tafl_run::rundir::RunDir;
 
 use crate::ZeroError;
-use crate::rundir::RunDir;
 
 /// A named series of points.
 pub type Series = (String, Vec<(f64, f64)>);

@@ -19,14 +19,14 @@
 //! that does not load (damaged, another version, another round) is reported and removed; the
 //! round goes on from an older point, or from step 0.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use tafl_nn::checkpoint::{self, CheckpointError, CheckpointMeta, Expected, FileDigest};
 use tafl_nn::model::TaflNetConfig;
 use tafl_nn::{TrainConfig, Trainer};
+use tafl_run::rundir::{RunDir, ShardInfo};
 
-use crate::rundir::{RunDir, ShardInfo};
 use crate::{Observer, ZeroError};
 
 /// Version of [`RoundState`] this build writes and reads.
@@ -34,7 +34,6 @@ pub const RESUME_VERSION: u32 = 1;
 
 const STATE_KEY: &str = "round";
 const DIGEST_KEY: &str = "round-digest";
-const STEP_PREFIX: &str = "step-";
 
 /// Loss sums and counts of a round so far (its report is made from them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -94,15 +93,10 @@ pub fn step_seed(seed: u64, step: u32) -> u64 {
     seed ^ u64::from(step).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// A shard's path relative to the run directory, as [`RoundState::shards`] names it.
-fn relative(run: &RunDir, path: &Path) -> String {
-    path.strip_prefix(run.root()).unwrap_or(path).to_string_lossy().into_owned()
-}
-
 /// The names of `shards`, for [`RoundState::shards`].
 #[must_use]
 pub fn shard_names(run: &RunDir, shards: &[ShardInfo]) -> Vec<String> {
-    shards.iter().map(|s| relative(run, &s.path)).collect()
+    shards.iter().map(|s| run.relative_name(&s.path)).collect()
 }
 
 impl RoundState {
@@ -110,7 +104,7 @@ impl RoundState {
     #[must_use]
     pub fn keep(&self, run: &RunDir, shards: Vec<ShardInfo>) -> Vec<ShardInfo> {
         let names: std::collections::HashSet<&str> = self.shards.iter().map(String::as_str).collect();
-        shards.into_iter().filter(|s| names.contains(relative(run, &s.path).as_str())).collect()
+        shards.into_iter().filter(|s| names.contains(run.relative_name(&s.path).as_str())).collect()
     }
 }
 
@@ -122,22 +116,6 @@ pub struct Resumed {
     pub trainer: Trainer,
     /// The net's config.
     pub config: TaflNetConfig,
-}
-
-fn point_dir(run: &RunDir, parent: &str, step: u32) -> PathBuf {
-    run.resume_dir(parent).join(format!("{STEP_PREFIX}{step:06}"))
-}
-
-/// The steps of the complete points of a round from `parent`, newest first.
-fn points(run: &RunDir, parent: &str) -> Vec<u32> {
-    let mut steps: Vec<u32> = std::fs::read_dir(run.resume_dir(parent))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_prefix(STEP_PREFIX)).and_then(|d| d.parse().ok()))
-        .collect();
-    steps.sort_unstable_by(|a, b| b.cmp(a));
-    steps
 }
 
 /// Writes the point `state` of a round (with the trainer's net and optimiser as they are after
@@ -153,7 +131,7 @@ pub fn save(
     config: &TaflNetConfig,
     meta: CheckpointMeta,
 ) -> Result<(), ZeroError> {
-    let dir = point_dir(run, &state.parent, state.step);
+    let dir = run.resume_point_dir(&state.parent, state.step);
     let id = format!("resume point {}", dir.display());
     let error = |message: String| ZeroError::Model { id: id.clone(), message };
     // The state as JSON text inside meta.json, its checksum taken over that text (JSON numbers
@@ -169,9 +147,9 @@ pub fn save(
         Ok(()) | Err(CheckpointError::AlreadyExists(_)) => {}
         Err(e) => return Err(error(e.to_string())),
     }
-    for step in points(run, &state.parent).into_iter().filter(|&s| s < state.step) {
+    for step in run.resume_points(&state.parent).into_iter().filter(|&s| s < state.step) {
         // Best effort: an older point left behind is skipped by the newer one.
-        let _ = std::fs::remove_dir_all(point_dir(run, &state.parent, step));
+        let _ = std::fs::remove_dir_all(run.resume_point_dir(&state.parent, step));
     }
     Ok(())
 }
@@ -214,8 +192,8 @@ pub fn latest(
     observer: &dyn Observer,
 ) -> Option<Resumed> {
     let on_disk: std::collections::HashSet<String> = shard_names(run, shards).into_iter().collect();
-    for step in points(run, parent) {
-        let dir = point_dir(run, parent, step);
+    for step in run.resume_points(parent) {
+        let dir = run.resume_point_dir(parent, step);
         let unusable = match load(&dir, expected, train) {
             Ok(r) if r.state.parent != parent || r.state.step != step || r.state.step > r.state.steps => {
                 "belongs to another round".to_string()

@@ -29,11 +29,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tafl_arena::{PlayerFactory, PlayerSpec, SpecError};
 use tafl_rules::{Game, Move, Outcome, Side, Variant};
+use tafl_run::shard::Sample;
 use tafl_search::mcts::{Search, SearchParams, step_searches};
 use tafl_search::{Evaluator, Limits, Player};
 
 use crate::config::{OpponentSide, SelfPlayConfig};
-use crate::shard::Sample;
 
 /// A finished self-play game.
 #[derive(Clone, Debug)]

@@ -22,6 +22,8 @@ use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
 use tafl_search::{Limits, MAX_SEARCH_COUNT, MctsPlayer, Player, SearchParams, UniformEvaluator};
 
+use crate::bundle::{MANIFEST, WEIGHTS, read_manifest};
+
 /// The keys an `mcts` spec takes.
 pub const MCTS_KEYS: [&str; 8] = ["model", "visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
 
@@ -55,26 +57,26 @@ pub fn resolve_model(path: &Path) -> PathBuf {
     if path.as_os_str() == crate::builtin::BUILTIN
         && let Ok(dir) = crate::builtin::bundle_dir()
     {
-        return dir.join(crate::export::WEIGHTS);
+        return dir.join(WEIGHTS);
     }
     if path.join("meta.json").is_file() {
         return path.to_path_buf();
     }
-    if crate::export::is_bundle(path) {
-        return path.join(crate::export::WEIGHTS);
+    if crate::bundle::is_bundle(path) {
+        return path.join(WEIGHTS);
     }
-    if path.join("models").is_dir()
-        && let Ok(run) = crate::rundir::RunDir::open(path)
+    if tafl_run::RunDir::holds_models(path)
+        && let Ok(run) = tafl_run::rundir::RunDir::open(path)
         && let Some(best) = run.best_model()
     {
         return run.model_dir(&best);
     }
-    match crate::storage::Location::parse(&path.to_string_lossy()) {
+    match tafl_run::storage::Location::parse(&path.to_string_lossy()) {
         // A `file://` URL: the directory it names.
-        Ok(crate::storage::Location::Local(local)) if local != path => return resolve_model(&local),
+        Ok(tafl_run::storage::Location::Local(local)) if local != path => return resolve_model(&local),
         // A run in object storage (`s3://…`): its best model, fetched into the local cache.
-        Ok(crate::storage::Location::S3 { .. }) => {
-            if let Ok(run) = crate::rundir::RunDir::open(path)
+        Ok(tafl_run::storage::Location::S3 { .. }) => {
+            if let Ok(run) = tafl_run::rundir::RunDir::open(path)
                 && let Some(best) = run.best_model()
                 && run.fetch_model(&best).unwrap_or(false)
             {
@@ -209,11 +211,11 @@ impl PlayerFactory for ZeroFactory {
             crate::builtin::BUILTIN => {
                 let dir = crate::builtin::bundle_dir()
                     .map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
-                crate::export::bundle_player(self, self.variant, &dir, spec, game_seed)
+                bundle_player(self, self.variant, &dir, spec, game_seed)
             }
             // A player bundle directory (`tafl export`), with `mcts` keys as overrides.
-            kind if crate::export::is_bundle(Path::new(kind)) => {
-                crate::export::bundle_player(self, self.variant, Path::new(kind), spec, game_seed)
+            kind if crate::bundle::is_bundle(Path::new(kind)) => {
+                bundle_player(self, self.variant, Path::new(kind), spec, game_seed)
             }
             _ => netless_player(spec, game_seed).map_err(|e| match e {
                 SpecError::UnknownKind { kind, .. } => SpecError::UnknownKind { kind, known: KINDS.into() },
@@ -221,6 +223,60 @@ impl PlayerFactory for ZeroFactory {
             }),
         }
     }
+}
+
+/// The keys a bundle spec (`DIR:visits=800`) takes as overrides.
+pub const BUNDLE_KEYS: [&str; 7] = ["visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
+
+/// Builds the player of the bundle at `dir` for `factory`'s variant, with the overrides of
+/// `spec` (a spec whose kind is the bundle's path).
+///
+/// # Errors
+/// `player.toml` does not read; the bundle is for another variant; the weights do not load;
+/// an override is unknown or malformed.
+pub fn bundle_player(
+    factory: &ZeroFactory,
+    variant: &'static Variant,
+    dir: &Path,
+    spec: &PlayerSpec,
+    game_seed: u64,
+) -> Result<Box<dyn Player>, SpecError> {
+    spec.check_keys(&BUNDLE_KEYS)?;
+    let build = |message: String| SpecError::Build { spec: spec.name.clone(), message };
+    let manifest = read_manifest(dir).map_err(|e| build(e.to_string()))?;
+    if manifest.variant != variant.name() {
+        return Err(build(format!(
+            "{}: variant = {:?}, but the game is {}",
+            dir.join(MANIFEST).display(),
+            manifest.variant,
+            variant.name()
+        )));
+    }
+    let s = &manifest.search;
+    let visits = spec.bounded("visits", MAX_SEARCH_COUNT)?.map_or(s.visits, |v| v as u32);
+    let batch = spec.bounded("batch", MAX_BATCH)?.map_or(s.batch, |b| b as usize);
+    let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
+    let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
+    let guard = spec.bounded("guard", MAX_GUARD_PLIES)?.map_or(s.guard, |g| g as u32);
+    let gumbel = match spec.get("gumbel") {
+        None => s.gumbel,
+        Some("true" | "yes" | "1") => true,
+        Some("false" | "no" | "0") => false,
+        Some(v) => {
+            return Err(SpecError::BadValue {
+                key: "gumbel".into(),
+                value: v.into(),
+                expected: "true or false".into(),
+            });
+        }
+    };
+    let time = s.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?;
+    let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
+    let net = factory.evaluator(&dir.join(WEIGHTS), cache).map_err(build)?;
+    let inner = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed).with_guard(guard);
+    let asked = spec.limits()?;
+    let default = Limits { visits: Some(u64::from(visits)), time, ..Limits::default() };
+    Ok(Box::new(SpecPlayer { name: spec.name.clone(), asked, default, gumbel, inner }))
 }
 
 #[cfg(test)]

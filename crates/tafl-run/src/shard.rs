@@ -168,7 +168,7 @@ impl ShardHeader {
             count: 0,
             games,
             model,
-            created: crate::rundir::now() as u64,
+            created: crate::writer::now() as u64,
             payload_len: 0,
             checksum: 0,
         }
@@ -176,11 +176,11 @@ impl ShardHeader {
 }
 
 /// A file stem for the `n`-th shard a process writes: milliseconds, worker id
-/// ([`crate::rundir::worker_id`]) and `n`, so that stems sort by time and writers on one run
+/// ([`crate::writer::worker_id`]) and `n`, so that stems sort by time and writers on one run
 /// never collide.
 #[must_use]
 pub fn shard_stem(n: u32) -> String {
-    format!("{:013}-{}-{n:04}", (crate::rundir::now() * 1000.0) as u64, crate::rundir::worker_id())
+    format!("{:013}-{}-{n:04}", (crate::writer::now() * 1000.0) as u64, crate::writer::worker_id())
 }
 
 /// What a reader requires of a shard.

@@ -1,6 +1,6 @@
 //! The player that ships with tafl: the strongest trained net so far, embedded in the binary.
 //!
-//! Its bundle (see [`crate::export`]) lives in `crates/tafl-zero/builtin/`, beside
+//! Its bundle (see [`crate::bundle`]) lives in `crates/tafl-players/builtin/`, beside
 //! `LINEAGE.md`, which says where each shipped net came from and what it scored. The player spec
 //! `builtin` names it everywhere a spec is taken, with the keys of a bundle spec as overrides
 //! (`builtin:visits=800`, `builtin:time=1s`). On first use the bundle is written to a cache
@@ -10,7 +10,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::ZeroError;
+use crate::PlayersError;
 
 /// The spec kind that names the shipped player.
 pub const BUILTIN: &str = "builtin";
@@ -65,7 +65,7 @@ fn cache_root() -> PathBuf {
 ///
 /// # Errors
 /// The directory cannot be written.
-pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, ZeroError> {
+pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, PlayersError> {
     let dir = root.join(format!("builtin-{:016x}", fingerprint()));
     if is_complete(&dir) {
         return Ok(dir);
@@ -75,9 +75,9 @@ pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, ZeroError> {
     for (name, bytes) in FILES {
         let path = temp.join(name);
         if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| ZeroError::io(parent, e))?;
+            fs::create_dir_all(parent).map_err(|e| PlayersError::io(parent, e))?;
         }
-        fs::write(&path, bytes).map_err(|e| ZeroError::io(&path, e))?;
+        fs::write(&path, bytes).map_err(|e| PlayersError::io(&path, e))?;
     }
     if fs::rename(&temp, &dir).is_ok() {
         return Ok(dir);
@@ -96,7 +96,7 @@ pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, ZeroError> {
     if is_complete(&dir) {
         Ok(dir)
     } else {
-        Err(ZeroError::io(&dir, std::io::Error::other("the shipped bundle could not be written there")))
+        Err(PlayersError::io(&dir, std::io::Error::other("the shipped bundle could not be written there")))
     }
 }
 
@@ -116,7 +116,7 @@ fn unique_sibling(root: &Path, what: &str) -> PathBuf {
 ///
 /// # Errors
 /// The cache directory cannot be written.
-pub fn bundle_dir() -> Result<PathBuf, ZeroError> {
+pub fn bundle_dir() -> Result<PathBuf, PlayersError> {
     bundle_dir_in(&cache_root())
 }
 
@@ -131,7 +131,7 @@ mod tests {
         for (name, bytes) in FILES {
             assert_eq!(fs::read(dir.join(name)).expect("file"), bytes, "{name}");
         }
-        let manifest = crate::export::read_manifest(&dir).expect("manifest");
+        let manifest = crate::bundle::read_manifest(&dir).expect("manifest");
         assert_eq!(manifest.variant, "copenhagen");
         // A second call finds it in place; a damaged copy is replaced.
         assert_eq!(bundle_dir_in(&root).expect("again"), dir);
@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn the_default_player_is_the_net_for_its_own_variant_only() {
         let dir = bundle_dir().expect("the bundle is written");
-        assert_eq!(crate::export::read_manifest(&dir).expect("manifest").variant, VARIANT);
+        assert_eq!(crate::bundle::read_manifest(&dir).expect("manifest").variant, VARIANT);
         assert_eq!(default_player("copenhagen"), "builtin:time=1s");
         for other in ["brandubh", "tablut", "copenhagen-13"] {
             assert_eq!(default_player(other), "alphabeta:time=1s");
@@ -188,16 +188,5 @@ mod tests {
         assert!(game.legal_moves().contains(&choice.mv));
         let e = factory.build(&"builtin:vists=4".parse().expect("spec"), 1).err().expect("a typo is refused");
         assert!(e.to_string().contains("vists"), "{e}");
-    }
-
-    #[test]
-    fn a_run_starts_from_the_builtin_net() {
-        let root = std::env::temp_dir().join(format!("tafl-builtin-run-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        let run = crate::RunDir::open(&root).expect("run");
-        let variant = tafl_rules::Variant::preset("copenhagen").expect("preset");
-        let started = crate::optimize::init_from(&run, variant, Path::new(BUILTIN)).expect("starts");
-        assert_eq!(started, Some(crate::rundir::model_id(1)));
-        let _ = fs::remove_dir_all(&root);
     }
 }
