@@ -64,7 +64,8 @@ fn levels_play_and_serve_with_multipv() {
     assert!(stdout.contains("against level-4.") && stdout.contains("level-4 plays "), "{stdout}");
     let out = tafl(
         &["engine", "--protocol", "uci", "--level", "3"],
-        "setoption name MultiPV value 2\nposition startpos\ngo depth 2\nquit\n",
+        // No `quit`: it would stop the search at once; the end of the input lets it finish.
+        "setoption name MultiPV value 2\nposition startpos\ngo depth 2\n",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
