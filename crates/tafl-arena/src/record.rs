@@ -17,19 +17,10 @@
 
 use std::fmt::Write as _;
 
+use tafl_rules::notation::{archive_result, ply_text, write_archive_line};
 use tafl_rules::{Escape, KingCapture, Piece, Position, Repetition, Side};
 
 use crate::game::{PlayedGame, Termination};
-
-/// The archive result word for a winner.
-#[must_use]
-pub fn result_word(winner: Option<Side>) -> &'static str {
-    match winner {
-        Some(Side::Attackers) => "Black",
-        Some(Side::Defenders) => "White",
-        None => "Draw",
-    }
-}
 
 /// The moves of a game as the archive format writes them.
 #[must_use]
@@ -40,11 +31,7 @@ pub fn move_list(game: &PlayedGame) -> Vec<String> {
         .map(|(m, caps)| {
             let mut caps = caps.clone();
             caps.sort();
-            let mut s = m.to_string();
-            for c in caps {
-                let _ = write!(s, "x{c}");
-            }
-            s
+            ply_text(*m, &caps)
         })
         .collect()
 }
@@ -52,18 +39,11 @@ pub fn move_list(game: &PlayedGame) -> Vec<String> {
 /// One archive line (without the newline).
 #[must_use]
 pub fn archive_line(game: &PlayedGame) -> String {
-    let mut moves = move_list(game).join(" ");
-    if matches!(game.termination, Termination::Forfeit { .. }) {
-        if !moves.is_empty() {
-            moves.push(' ');
-        }
-        moves.push_str("timeout");
-    }
-    format!(
-        "{moves},{},{},{}",
-        game.captures_by(Side::Attackers),
-        game.captures_by(Side::Defenders),
-        result_word(game.winner)
+    write_archive_line(
+        &move_list(game),
+        matches!(game.termination, Termination::Forfeit { .. }),
+        [game.captures_by(Side::Attackers), game.captures_by(Side::Defenders)],
+        archive_result(Some(game.winner)),
     )
 }
 
@@ -218,7 +198,7 @@ mod tests {
             let report = replay(1, Position::start(v), &parsed.plies, true);
             assert!(report.ok(), "{line}: {report:?}");
             assert_eq!(report.plies, g.moves().len());
-            assert_eq!(parsed.result.as_deref(), Some(result_word(g.winner)));
+            assert_eq!(parsed.result.as_deref(), Some(archive_result(Some(g.winner))));
             if let Termination::Rules { reason } = g.termination {
                 assert_eq!(report.outcome.map(|o| o.reason), Some(reason.name().to_string()));
             }

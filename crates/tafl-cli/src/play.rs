@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow};
 use clap::Args;
+use tafl_rules::notation::{outcome_result, ply_text, write_archive_line};
 use tafl_rules::{
     Game, KingDanger, Move, Outcome, Piece, Position, Side, Square, king_danger, parse_move, parse_square,
 };
@@ -151,19 +152,9 @@ impl Session {
         for (i, (m, caps)) in self.game.moves().iter().zip(&self.captures).enumerate() {
             let mover = if i % 2 == 0 { first } else { first.opponent() };
             by[usize::from(mover == Side::Defenders)] += caps.len();
-            let mut s = m.to_string();
-            for c in caps {
-                let _ = write!(s, "x{c}");
-            }
-            moves.push(s);
+            moves.push(ply_text(*m, caps));
         }
-        let result = match self.game.outcome() {
-            Outcome::Decided { winner: Side::Attackers, .. } => "Black",
-            Outcome::Decided { winner: Side::Defenders, .. } => "White",
-            Outcome::Draw { .. } => "Draw",
-            Outcome::Ongoing => "Ongoing",
-        };
-        format!("{},{},{},{result}", moves.join(" "), by[0], by[1])
+        write_archive_line(&moves, false, by, outcome_result(self.game.outcome()))
     }
 }
 

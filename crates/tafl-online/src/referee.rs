@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use tafl_rules::notation::{archive_result, ply_text, write_archive_line};
 use tafl_rules::{Game, Move, Outcome, Position, Side, Variant, parse_move};
 
 use crate::protocol::{MAX_PLIES, square};
@@ -175,12 +176,7 @@ impl Refereed {
         let captured: Vec<String> = played.captured.iter().map(ToString::to_string).collect();
         let index = usize::from(side == Side::Defenders);
         self.captures[index] += captured.len() as u32;
-        let mut text = mv.to_string();
-        for sq in &captured {
-            text.push('x');
-            text.push_str(sq);
-        }
-        self.record.push(text);
+        self.record.push(ply_text(mv, &played.captured));
         self.taken.push(captured.len() as u32);
         *self.boards.entry(placement(self.game.position())).or_insert(0) += 1;
         Ok(captured)
@@ -268,13 +264,8 @@ impl Refereed {
     /// `Ongoing`).
     #[must_use]
     pub fn archive_line(&self, winner: Option<Option<Side>>) -> String {
-        let result = match winner {
-            Some(Some(Side::Attackers)) => "Black",
-            Some(Some(Side::Defenders)) => "White",
-            Some(None) => "Draw",
-            None => "Ongoing",
-        };
-        format!("{},{},{},{result}", self.record.join(" "), self.captures[0], self.captures[1])
+        let captures = self.captures.map(|c| c as usize);
+        write_archive_line(&self.record, false, captures, archive_result(winner))
     }
 }
 

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use serde::{Deserialize, Serialize};
 use tafl_arena::{PlayerFactory, PlayerSpec};
-use tafl_rules::notation::{parse_archive_line, parse_move_list};
+use tafl_rules::notation::{outcome_result, parse_archive_line, parse_move_list, ply_text, write_archive_line};
 use tafl_rules::{Game, Outcome, Piece, Position, Side, Square, Variant, king_danger, parse_move};
 use tafl_search::{MoveChoice, Player, Stop, StopOnDrop};
 
@@ -152,11 +152,7 @@ fn play_text(game: &mut Game, text: &str) -> Result<PlyView, String> {
             return Err(format!("the record lists captures {listed:?}, the rules capture {actual:?}"));
         }
     }
-    let mut text = written.mv.to_string();
-    for sq in &captured {
-        text.push('x');
-        text.push_str(&sq.to_string());
-    }
+    let text = ply_text(written.mv, &captured);
     Ok(PlyView {
         side,
         from: written.mv.from.to_string(),
@@ -224,13 +220,7 @@ pub fn view(game: &Game, plies: Vec<PlyView>) -> GameView {
 fn archive_record(plies: &[PlyView], outcome: Outcome) -> String {
     let moves: Vec<&str> = plies.iter().map(|p| p.text.as_str()).collect();
     let by = |side: Side| plies.iter().filter(|p| p.side == side).map(|p| p.captured.len()).sum::<usize>();
-    let result = match outcome {
-        Outcome::Ongoing => "Ongoing",
-        Outcome::Draw { .. } => "Draw",
-        Outcome::Decided { winner: Side::Attackers, .. } => "Black",
-        Outcome::Decided { winner: Side::Defenders, .. } => "White",
-    };
-    format!("{},{},{},{result}", moves.join(" "), by(Side::Attackers), by(Side::Defenders))
+    write_archive_line(&moves, false, [by(Side::Attackers), by(Side::Defenders)], outcome_result(outcome))
 }
 
 /// `GET /api/info`.

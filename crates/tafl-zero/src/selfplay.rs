@@ -23,11 +23,10 @@
 //!   to 3) the attackers win some games and lose others, where against the strongest alone they
 //!   lose nearly all, and their value targets tell little apart.
 
-use std::fmt::Write as _;
-
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tafl_arena::{PlayerFactory, PlayerSpec, SpecError};
+use tafl_rules::notation::{archive_result, ply_text, write_archive_line};
 use tafl_rules::{Game, Move, Outcome, Side, Variant};
 use tafl_run::shard::Sample;
 use tafl_search::mcts::{Search, SearchParams, step_searches};
@@ -504,7 +503,7 @@ impl<'a> SelfPlay<'a> {
 #[must_use]
 pub fn archive_line(game: &Game, winner: Option<Side>) -> String {
     let mut replay = Game::from_position(*game.start());
-    let mut moves = String::new();
+    let mut plies = Vec::new();
     let mut captures = [0usize; 2];
     for &m in game.moves() {
         let mover = replay.position().side_to_move();
@@ -512,15 +511,9 @@ pub fn archive_line(game: &Game, winner: Option<Side>) -> String {
         let mut caps = played.captured.to_vec();
         caps.sort();
         captures[side_index(mover)] += caps.len();
-        if !moves.is_empty() {
-            moves.push(' ');
-        }
-        let _ = write!(moves, "{m}");
-        for c in caps {
-            let _ = write!(moves, "x{c}");
-        }
+        plies.push(ply_text(m, &caps));
     }
-    format!("{moves},{},{},{}", captures[0], captures[1], tafl_arena::record::result_word(winner))
+    write_archive_line(&plies, false, captures, archive_result(Some(winner)))
 }
 
 #[cfg(test)]

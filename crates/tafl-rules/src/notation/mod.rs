@@ -7,7 +7,10 @@ mod opentafl;
 mod ranks;
 mod record;
 
-pub use record::{ArchiveGame, RecordedPly, parse_archive_line, parse_move_list};
+pub use record::{
+    ArchiveGame, RecordedPly, archive_result, outcome_result, parse_archive_line, parse_move_list, ply_text,
+    write_archive_line,
+};
 
 use crate::square::{Move, Square};
 
