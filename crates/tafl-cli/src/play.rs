@@ -85,31 +85,20 @@ impl Style {
 
 /// The board for people, with colours when `style.color`.
 fn draw(position: &Position, last: Option<Move>, style: &Style, danger: &KingDanger) -> String {
-    let size = position.size();
-    let files: String = (0..size).map(|f| format!(" {}", (b'a' + f) as char)).collect();
-    let mut out = format!("   {files}\n");
-    for rank in (0..size).rev() {
-        let _ = write!(out, "{:>2} ", rank + 1);
-        for file in 0..size {
-            let sq = Square::new(file, rank);
-            let marked = last.is_some_and(|m| m.from == sq || m.to == sq);
-            let (text, code) = match position.piece_at(sq) {
-                Some(Piece::Attacker) => ("X", "1;31"),
-                Some(Piece::Defender) => ("O", "1;37"),
-                Some(Piece::King) if danger.surrounded => ("K", "1;33;41"),
-                Some(Piece::King) => ("K", "1;33"),
-                None if position.variant().is_restricted(sq) => ("+", "2"),
-                None if danger.forks.contains(&sq) => ("!", "1;35"),
-                None => (".", "2"),
-            };
-            let cell = if marked && !style.color { text.to_lowercase() } else { text.to_string() };
-            let cell = if marked { style.paint(&format!("{code};4"), &cell) } else { style.paint(code, &cell) };
-            let _ = write!(out, " {cell}");
-        }
-        let _ = writeln!(out, "  {}", rank + 1);
-    }
-    let _ = writeln!(out, "   {files}");
-    out
+    position.board_text(|sq| {
+        let marked = last.is_some_and(|m| m.from == sq || m.to == sq);
+        let (text, code) = match position.piece_at(sq) {
+            Some(Piece::Attacker) => ("X", "1;31"),
+            Some(Piece::Defender) => ("O", "1;37"),
+            Some(Piece::King) if danger.surrounded => ("K", "1;33;41"),
+            Some(Piece::King) => ("K", "1;33"),
+            None if position.variant().is_restricted(sq) => ("+", "2"),
+            None if danger.forks.contains(&sq) => ("!", "1;35"),
+            None => (".", "2"),
+        };
+        let cell = if marked && !style.color { text.to_lowercase() } else { text.to_string() };
+        if marked { style.paint(&format!("{code};4"), &cell) } else { style.paint(code, &cell) }
+    })
 }
 
 fn side_name(side: Side) -> &'static str {

@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use burn::module::Module;
 use burn::optim::{ModuleOptimizer, OptimizerRecord};
@@ -227,12 +226,6 @@ fn json_bytes<T: Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, Checkpoin
     serde_json::to_vec_pretty(value).map_err(|source| CheckpointError::Json { path: path.to_path_buf(), source })
 }
 
-fn temp_sibling(dir: &Path) -> PathBuf {
-    let name = dir.file_name().map_or_else(|| "checkpoint".into(), |n| n.to_string_lossy());
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    dir.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()))
-}
-
 fn weights_error(path: &Path) -> impl FnOnce(burn::store::RecordError) -> CheckpointError + '_ {
     move |e| CheckpointError::Weights { path: path.to_path_buf(), message: e.to_string() }
 }
@@ -255,7 +248,7 @@ pub fn save(
     if dir.exists() {
         return Err(CheckpointError::AlreadyExists(dir.to_path_buf()));
     }
-    let temp = temp_sibling(dir);
+    let temp = crate::files::temp_sibling(dir, "checkpoint");
     fs::create_dir_all(&temp).map_err(io_error(&temp))?;
     let result = write_files(&temp, model, config, meta, optimizer).and_then(|()| {
         fs::rename(&temp, dir).map_err(|e| match e.kind() {

@@ -5,9 +5,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
+use tafl_nn::files::temp_sibling;
 use tafl_run::rundir::{ModelInfo, RunDir};
 use tafl_run::storage::Location;
 
@@ -54,12 +55,6 @@ pub struct ExportReport {
 
 fn other(message: String) -> PlayersError {
     PlayersError::Other(message)
-}
-
-fn temp_sibling(dir: &Path) -> PathBuf {
-    let name = dir.file_name().map_or_else(|| "bundle".into(), |n| n.to_string_lossy());
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    dir.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()))
 }
 
 /// Writes a player bundle of a model of the run at `run_dir` (a directory, `file://` or
@@ -117,7 +112,7 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent).map_err(|e| PlayersError::io(parent, e))?;
     }
-    let temp = temp_sibling(out);
+    let temp = temp_sibling(out, "bundle");
     fs::create_dir_all(temp.join(WEIGHTS)).map_err(|e| PlayersError::io(&temp, e))?;
     let result = write_bundle(&temp, &run, &id, &meta, &expected, options).and_then(|manifest| {
         if out.exists() {

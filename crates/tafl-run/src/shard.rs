@@ -223,8 +223,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// Re-exported for the run directory's other files (config, best, arena results).
-pub use tafl_nn::files::write_atomic;
+use tafl_nn::files::write_atomic;
 
 /// Writes a shard of `samples` atomically.
 ///

@@ -261,9 +261,7 @@ impl Store for LocalStore {
         if path.exists() {
             return Ok(Put::Exists);
         }
-        let name = path.file_name().map_or_else(|| "object".into(), |n| n.to_string_lossy().into_owned());
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let temp = dir.join(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
+        let temp = tafl_nn::files::temp_sibling(&path, "object");
         let written = (|| {
             let mut file = fs::File::create(&temp)?;
             file.write_all(bytes)?;

@@ -2,9 +2,10 @@
 
 use std::fs;
 
+use tafl_nn::files::write_atomic;
+
 use super::{RunDir, storage};
 use crate::RunError;
-use crate::shard::write_atomic;
 use crate::storage::Put;
 
 /// `gate-<id>.json`: the name of candidate `id`'s gating result under `arena/`.

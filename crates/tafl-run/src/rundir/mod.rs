@@ -60,8 +60,9 @@ pub use fence::FenceHolder;
 pub use models::ModelInfo;
 pub use shards::ShardInfo;
 
+use tafl_nn::files::write_atomic;
+
 use crate::RunError;
-use crate::shard::write_atomic;
 use crate::storage::{LocalStore, Location, Put, Store, StoreError};
 
 /// The run directory.

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
+use tafl_nn::files::write_atomic;
 
 use super::{RunDir, key_of, model_number, storage};
 use crate::RunError;
-use crate::shard::write_atomic;
 use crate::storage::{LocalStore, Put, Store, put_once};
 
 /// What the run keeps in each model's `meta.json` besides the checkpoint's own fields.

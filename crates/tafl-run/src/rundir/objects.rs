@@ -4,9 +4,10 @@
 use std::fs;
 use std::path::PathBuf;
 
+use tafl_nn::files::write_atomic;
+
 use super::{RunDir, storage};
 use crate::RunError;
-use crate::shard::write_atomic;
 use crate::storage::{LocalStore, Put, Store, put_once};
 
 impl RunDir {
