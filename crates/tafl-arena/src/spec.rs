@@ -185,6 +185,17 @@ impl PlayerSpec {
         self.get(key).map(|v| v.parse().map_err(|_| bad(key, v, "a whole number"))).transpose()
     }
 
+    /// A yes/no parameter: `true`, `yes`, `1` or `false`, `no`, `0`.
+    pub fn flag(&self, key: &str) -> Result<Option<bool>, SpecError> {
+        self.get(key)
+            .map(|v| match v {
+                "true" | "yes" | "1" => Ok(true),
+                "false" | "no" | "0" => Ok(false),
+                _ => Err(bad(key, v, "true or false")),
+            })
+            .transpose()
+    }
+
     /// A whole-number parameter of at most `max`.
     pub fn bounded(&self, key: &str, max: u64) -> Result<Option<u64>, SpecError> {
         match self.u64(key)? {
@@ -365,6 +376,18 @@ mod tests {
         assert_eq!(spec("random").params.len(), 0);
         assert_eq!(spec("random:seed=7,name=r7").name, "r7");
         assert_eq!(spec("random:seed=7").name, "random:seed=7");
+    }
+
+    #[test]
+    fn flags_take_yes_and_no_and_nothing_else() {
+        let s = spec("mcts:a=true,b=no,c=1,d=0,e=maybe");
+        assert_eq!(s.flag("a"), Ok(Some(true)));
+        assert_eq!(s.flag("b"), Ok(Some(false)));
+        assert_eq!(s.flag("c"), Ok(Some(true)));
+        assert_eq!(s.flag("d"), Ok(Some(false)));
+        assert_eq!(s.flag("f"), Ok(None));
+        let e = s.flag("e").unwrap_err();
+        assert!(e.to_string().contains("e=maybe") && e.to_string().contains("true or false"), "{e}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ const EXAMPLES: &str = "Examples:
   tafl bench nn --net b6c64 --batches 1,8,64,256 --seconds 5
   tafl bench nn --net b4c48 --batches 64,256 --conv stock,fast,winograd --threads 2
   tafl bench nn --blocks 10 --channels 128 --train
+  tafl bench nn --net b4c48 --batches 256 --train --train-batch 128 --train-conv stock,fast
   RAYON_NUM_THREADS=1 tafl bench nn --batches 256
   tafl bench mcts --net b6c64 --games 256 --visits 32 --seconds 20
   tafl bench mcts --model data/runs/r1 --cache 100000
@@ -84,6 +85,30 @@ struct NnArgs {
     /// Batch size of the training measurement.
     #[arg(long, default_value_t = 256)]
     train_batch: usize,
+    /// Convolutions of the training measurement, side by side: `stock` (Burn's) and `fast`
+    /// (one matrix product per pass over the whole batch, what `tafl train` uses on the CPU).
+    #[arg(long, value_delimiter = ',', default_value = "stock,fast")]
+    train_conv: Vec<TrainConv>,
+}
+
+/// How a training step computes its convolutions (`--train-conv`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TrainConv {
+    Stock,
+    Fast,
+}
+
+impl TrainConv {
+    fn fast(self) -> bool {
+        self == Self::Fast
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Stock => "stock",
+            Self::Fast => "fast",
+        }
+    }
 }
 
 #[derive(Args)]
@@ -212,14 +237,20 @@ fn nn(args: &NnArgs) -> Result<u8, Failure> {
     }
     if args.train {
         let batch = args.train_batch.max(1);
-        let usage = CpuUsage::start();
-        let samples = train_throughput(&config, batch, args.seconds);
-        // A training step costs about three forward passes (forward, two backward products).
-        let gflops = samples * 3.0 * config.flops_per_position() as f64 / 1e9;
-        println!(
-            "train step at batch {batch}: {samples:.0} samples/s (~{gflops:.2} GFLOP/s counting 3x forward), {} cores",
-            usage.cores()
-        );
+        let mut first = None;
+        for conv in &args.train_conv {
+            let usage = CpuUsage::start();
+            let samples = train_throughput(&config, batch, args.seconds, conv.fast());
+            let base = *first.get_or_insert(samples);
+            // A training step costs about three forward passes (forward, two backward products).
+            let gflops = samples * 3.0 * config.flops_per_position() as f64 / 1e9;
+            println!(
+                "train step at batch {batch}, conv {:>5}: {samples:.0} samples/s (~{gflops:.2} GFLOP/s counting 3x forward), {} cores, {:.2}x",
+                conv.name(),
+                usage.cores(),
+                samples / base.max(1e-9)
+            );
+        }
     }
     println!("cores: CPU time of this process over wall time; below the thread count, the machine is busy");
     Ok(0)

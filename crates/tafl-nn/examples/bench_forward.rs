@@ -31,6 +31,6 @@ fn main() {
             );
         }
     }
-    let samples_per_s = train_throughput(&config, 256, seconds);
+    let samples_per_s = train_throughput(&config, 256, seconds, true);
     println!("training, batch 256: {samples_per_s:.1} samples/s");
 }

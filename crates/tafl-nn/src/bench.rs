@@ -91,9 +91,17 @@ pub fn forward_throughput(net: &BenchNet, batch: usize, seconds: f64) -> Forward
 
 /// Training throughput: samples per second of [`Trainer::step`] (forward, backward and an
 /// optimiser update) on a random batch of `batch` samples, for about `seconds` after one
-/// warm-up step.
+/// warm-up step; the convolutions through [`crate::conv_train`] when `fast_conv`, else
+/// through Burn's own.
 #[must_use]
-pub fn train_throughput(config: &TaflNetConfig, batch: usize, seconds: f64) -> f64 {
+pub fn train_throughput(config: &TaflNetConfig, batch: usize, seconds: f64, fast_conv: bool) -> f64 {
+    crate::conv_train::set_enabled(fast_conv);
+    let samples = train_steps(config, batch, seconds);
+    crate::conv_train::set_enabled(true);
+    samples
+}
+
+fn train_steps(config: &TaflNetConfig, batch: usize, seconds: f64) -> f64 {
     let mut trainer = Trainer::new(config.init(&crate::backend::device()), TrainConfig::new());
     let device = trainer.device();
     let size = config.board_size;
@@ -149,7 +157,9 @@ mod tests {
             let expected = r.positions_per_s * config.flops_per_position() as f64 / 1e9;
             assert!((r.gflops - expected).abs() <= 1e-9 * expected, "{r:?}: expected {expected} GFLOP/s");
         }
-        let trained = train_throughput(&config, 4, 0.0);
-        assert!(trained.is_finite() && trained > 0.0, "{trained}");
+        for fast_conv in [true, false] {
+            let trained = train_throughput(&config, 4, 0.0, fast_conv);
+            assert!(trained.is_finite() && trained > 0.0, "{trained}");
+        }
     }
 }

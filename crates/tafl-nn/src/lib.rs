@@ -19,6 +19,7 @@
 pub mod backend;
 pub mod bench;
 pub mod checkpoint;
+pub mod conv_train;
 pub mod encoding;
 pub mod evaluator;
 pub mod files;

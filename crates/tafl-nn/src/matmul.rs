@@ -22,7 +22,26 @@ pub(crate) enum Threads {
 ///
 /// # Panics
 /// If a slice's length is not the product of its dimensions.
-pub(crate) fn matmul(a: &[f32], b: &[f32], c: &mut [f32], [m, k, n]: [usize; 3], accumulate: bool, threads: Threads) {
+pub(crate) fn matmul(a: &[f32], b: &[f32], c: &mut [f32], dims: [usize; 3], accumulate: bool, threads: Threads) {
+    matmul_t(a, b, c, dims, [false, false], accumulate, threads);
+}
+
+/// [`matmul`] with either factor stored transposed: with `transposed[0]`, `a` holds the
+/// `k × m` matrix whose transpose is the left factor; with `transposed[1]`, `b` holds the
+/// `n × k` matrix whose transpose is the right factor. `gemm` reads through strides, so no
+/// transposed copy is made.
+///
+/// # Panics
+/// If a slice's length is not the product of its dimensions.
+pub(crate) fn matmul_t(
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    [m, k, n]: [usize; 3],
+    transposed: [bool; 2],
+    accumulate: bool,
+    threads: Threads,
+) {
     assert_eq!(a.len(), m * k, "lhs is not {m} x {k}");
     assert_eq!(b.len(), k * n, "rhs is not {k} x {n}");
     assert_eq!(c.len(), m * n, "dst is not {m} x {n}");
@@ -39,16 +58,20 @@ pub(crate) fn matmul(a: &[f32], b: &[f32], c: &mut [f32], [m, k, n]: [usize; 3],
         Threads::One => gemm::Parallelism::None,
         Threads::Pool => gemm::Parallelism::Rayon(0),
     };
-    let (k_, n_) = (to_isize(k), to_isize(n));
-    // SAFETY: `gemm::gemm` reads `lhs[i·lhs_rs + j·lhs_cs]` for i < m, j < k, that is
-    // `a[i·k + j]`, whose largest index (m−1)·k + k−1 = m·k − 1 is in `a` (length checked
-    // above); likewise `b[j·n + l]` for j < k, l < n, inside `b` (length k·n), and it reads
-    // (when `read_dst`) and writes `c[i·n + l]` for i < m, l < n, inside `c` (length m·n).
-    // The strides are the slices' true row lengths, and they fit `isize` (checked by
-    // `to_isize`; a slice is never longer than `isize::MAX` bytes anyway). `c` is a `&mut`
-    // borrow, so it aliases neither `a` nor `b`, and no other thread touches it during the
-    // call; `gemm`'s own threads (with `Parallelism::Rayon`) write disjoint blocks of it and
-    // have joined when it returns. All values are plain `f32`: any bit pattern is valid.
+    let (m_, k_, n_) = (to_isize(m), to_isize(k), to_isize(n));
+    // (row stride, column stride) of each factor as stored.
+    let (lhs_rs, lhs_cs) = if transposed[0] { (1, m_) } else { (k_, 1) };
+    let (rhs_rs, rhs_cs) = if transposed[1] { (1, k_) } else { (n_, 1) };
+    // SAFETY: `gemm::gemm` reads the left factor's element (i, j), i < m, j < k, at
+    // `a[i·lhs_rs + j·lhs_cs]`: `a[i·k + j]` as stored, or `a[j·m + i]` when transposed; the
+    // largest index is m·k − 1 either way, inside `a` (length checked above). Likewise the
+    // right factor's (j, l), j < k, l < n, at `b[j·n + l]` or `b[l·k + j]`, at most k·n − 1,
+    // inside `b`; and it reads (when `read_dst`) and writes `c[i·n + l]`, inside `c` (length
+    // m·n). The strides fit `isize` (checked by `to_isize`; a slice is never longer than
+    // `isize::MAX` bytes anyway). `c` is a `&mut` borrow, so it aliases neither `a` nor `b`,
+    // and no other thread touches it during the call; `gemm`'s own threads (with
+    // `Parallelism::Rayon`) write disjoint blocks of it and have joined when it returns. All
+    // values are plain `f32`: any bit pattern is valid.
     unsafe {
         gemm::gemm(
             m,
@@ -59,11 +82,11 @@ pub(crate) fn matmul(a: &[f32], b: &[f32], c: &mut [f32], [m, k, n]: [usize; 3],
             n_, // dst row stride
             accumulate,
             a.as_ptr(),
-            1,  // lhs column stride
-            k_, // lhs row stride
+            lhs_cs,
+            lhs_rs,
             b.as_ptr(),
-            1,   // rhs column stride
-            n_,  // rhs row stride
+            rhs_cs,
+            rhs_rs,
             1.0, // alpha: the factor of the old dst (read only when accumulating)
             1.0, // beta: the factor of the product
             false,
@@ -134,6 +157,28 @@ mod tests {
                 for ((x, y), e) in c.iter().zip(&twice).zip(&expected) {
                     assert!((x - e).abs() < 1e-4, "{dims:?}: {x} vs {e}");
                     assert!((y - 2.0 * e).abs() < 2e-4, "{dims:?}: {y} vs 2 x {e}");
+                }
+            }
+        }
+    }
+
+    fn transpose(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+        (0..cols * rows).map(|i| x[(i % rows) * cols + i / rows]).collect()
+    }
+
+    #[test]
+    fn transposed_factors_give_the_same_product() {
+        for dims in [[1, 1, 1], [3, 5, 7], [48, 432, 300], [2, 0, 3]] {
+            let [m, k, n] = dims;
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 / 13.0 - 0.5).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 / 11.0 - 0.5).collect();
+            let expected = naive(&a, &b, dims);
+            let (at, bt) = (transpose(&a, m, k), transpose(&b, k, n));
+            for (lhs, rhs, flags) in [(&a, &bt, [false, true]), (&at, &b, [true, false]), (&at, &bt, [true, true])] {
+                let mut c = vec![f32::NAN; m * n];
+                matmul_t(lhs, rhs, &mut c, dims, flags, false, Threads::Pool);
+                for (x, e) in c.iter().zip(&expected) {
+                    assert!((x - e).abs() < 1e-4, "{dims:?} {flags:?}: {x} vs {e}");
                 }
             }
         }

@@ -143,7 +143,7 @@ impl ConvBn {
             return self.conv.forward(x);
         }
         if x.device().is_autodiff() && self.norm.training.is_enabled() {
-            return self.norm.forward(self.conv.forward(x));
+            return self.norm.forward(crate::conv_train::conv2d(&self.conv, x));
         }
         let (weight, bias) = self.folded(&x.device());
         let pad = self.conv.kernel_size[0] / 2;
@@ -269,7 +269,8 @@ impl PolicyHead {
     /// - `x`: `[batch, channels, size, size]`
     /// - output: `[batch, size · size · 4(size − 1)]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<2> {
-        let logits = self.out.forward(relu(self.hidden.forward(x))); // [batch, 4(size-1), size, size]
+        // [batch, 4(size-1), size, size]
+        let logits = crate::conv_train::conv2d(&self.out, relu(self.hidden.forward(x)));
         let [batch, moves, height, width] = logits.dims();
         // Channel-major to square-major: [batch, rank, file, dir·(size−1) + dist−1].
         logits.permute([0, 2, 3, 1]).reshape([batch, height * width * moves])

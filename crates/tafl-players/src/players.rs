@@ -121,17 +121,7 @@ impl ZeroFactory {
         let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
         let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
         let guard = spec.bounded("guard", MAX_GUARD_PLIES)?.unwrap_or(0) as u32;
-        let gumbel = match spec.get("gumbel") {
-            None | Some("true" | "yes" | "1") => true,
-            Some("false" | "no" | "0") => false,
-            Some(v) => {
-                return Err(SpecError::BadValue {
-                    key: "gumbel".into(),
-                    value: v.into(),
-                    expected: "true or false".into(),
-                });
-            }
-        };
+        let gumbel = spec.flag("gumbel")?.unwrap_or(true);
         let base = if gumbel { SearchParams::gumbel(visits as u32) } else { SearchParams::puct(visits as u32) };
         let params = base.for_play();
         let asked = spec.limits()?;
@@ -258,18 +248,7 @@ pub fn bundle_player(
     let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
     let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
     let guard = spec.bounded("guard", MAX_GUARD_PLIES)?.map_or(s.guard, |g| g as u32);
-    let gumbel = match spec.get("gumbel") {
-        None => s.gumbel,
-        Some("true" | "yes" | "1") => true,
-        Some("false" | "no" | "0") => false,
-        Some(v) => {
-            return Err(SpecError::BadValue {
-                key: "gumbel".into(),
-                value: v.into(),
-                expected: "true or false".into(),
-            });
-        }
-    };
+    let gumbel = spec.flag("gumbel")?.unwrap_or(s.gumbel);
     let time = s.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?;
     let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
     let net = factory.evaluator(&dir.join(WEIGHTS), cache).map_err(build)?;
