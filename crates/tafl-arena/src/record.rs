@@ -9,16 +9,15 @@
 //!
 //! **OpenTafl game file** (`.otg`), after the OpenTafl notation spec, section 4: tag lines
 //! `[key:value]`, an OTN rules string (`dim:11 … start:/…/`) and numbered turns
-//! `1. d1-d3 e5-e2xe1`. Our rules map to OTN rule keys as well as they can: OTN has no
-//! "defenders lose on the third repetition", so Copenhagen repetition is written as `tfr:l`
-//! (the repeating player loses), and the exit fort as `efe:y`. Positions are written with
+//! `1. d1-d3 e5-e2xe1`. The rules string is [`tafl_protocol::opentafl::write_rules`], beside
+//! the parser that reads it back. Positions are written with
 //! [`tafl_rules::Position::to_opentafl`]. King moves carry OTN's `K` prefix; the `+`/`-`
 //! threat marks are not written. A forfeit ends the moves with OTN's resignation `---`.
 
 use std::fmt::Write as _;
 
 use tafl_rules::notation::{archive_result, ply_text, write_archive_line};
-use tafl_rules::{Escape, KingCapture, Piece, Position, Repetition, Side};
+use tafl_rules::{Piece, Position, Side};
 
 use crate::game::{PlayedGame, Termination};
 
@@ -44,35 +43,6 @@ pub fn archive_line(game: &PlayedGame) -> String {
         matches!(game.termination, Termination::Forfeit { .. }),
         [game.captures_by(Side::Attackers), game.captures_by(Side::Defenders)],
         archive_result(Some(game.winner)),
-    )
-}
-
-/// The OTN rules string of the game's variant.
-#[must_use]
-pub fn otn_rules(start: &Position) -> String {
-    let variant = start.variant();
-    let rules = variant.rules();
-    let yn = |b: bool| if b { 'y' } else { 'n' };
-    let esc = match rules.escape {
-        Escape::Corner => 'c',
-        Escape::Edge => 'e',
-    };
-    let ks = yn(rules.king_capture != KingCapture::Custodial);
-    let tfr = match rules.repetition {
-        Repetition::DefendersLose => 'l',
-        Repetition::Draw => 'd',
-        Repetition::Off => 'i',
-    };
-    let sw = if rules.shieldwall { 's' } else { 'n' };
-    let atkf = yn(Position::start(variant).side_to_move() == Side::Attackers);
-    format!(
-        "dim:{} name:{} esc:{esc} surf:{} atkf:{atkf} tfr:{tfr} ka:{} ks:{ks} sw:{sw} efe:{} start:{}",
-        variant.size(),
-        variant.name(),
-        yn(rules.encirclement),
-        yn(rules.king_armed),
-        yn(rules.exit_fort),
-        Position::start(variant).to_opentafl()
     )
 }
 
@@ -119,7 +89,7 @@ pub fn otg(game: &PlayedGame, tags: &OtgTags) -> String {
     ] {
         let _ = writeln!(out, "[{key}:{}]", value.replace(']', ")"));
     }
-    let _ = writeln!(out, "{}", otn_rules(start));
+    let _ = writeln!(out, "{}", tafl_protocol::opentafl::write_rules(start.variant()));
     if *start != Position::start(variant) {
         let _ = writeln!(out, "{}", start.to_opentafl());
     }

@@ -160,6 +160,15 @@ impl fmt::Display for PlayerSpec {
 }
 
 impl PlayerSpec {
+    /// A spec from its parts, named `name`: what a program builds without text to parse, so
+    /// that a value may hold any character (a model's path with a comma in it).
+    #[must_use]
+    pub fn from_parts<'a>(kind: &str, params: impl IntoIterator<Item = (&'a str, String)>, name: &str) -> Self {
+        let mut params: BTreeMap<String, String> = params.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        params.insert("name".to_string(), name.to_string());
+        PlayerSpec { kind: kind.to_string(), params, name: name.to_string() }
+    }
+
     /// The value of a parameter.
     #[must_use]
     pub fn get(&self, key: &str) -> Option<&str> {
@@ -388,6 +397,14 @@ mod tests {
         assert_eq!(s.flag("f"), Ok(None));
         let e = s.flag("e").unwrap_err();
         assert!(e.to_string().contains("e=maybe") && e.to_string().contains("true or false"), "{e}");
+    }
+
+    #[test]
+    fn a_spec_from_parts_is_the_spec_its_text_gives() {
+        let made = PlayerSpec::from_parts("mcts", [("model", "runs/a".to_string()), ("visits", "8".into())], "m1");
+        assert_eq!(made, spec("mcts:model=runs/a,visits=8,name=m1"));
+        let comma = PlayerSpec::from_parts("mcts", [("model", "runs/a,b".to_string())], "m2");
+        assert_eq!(comma.get("model"), Some("runs/a,b"));
     }
 
     #[test]

@@ -326,42 +326,36 @@ fn git_revision() -> Option<String> {
 
 /// Opens the run with the config the arguments name.
 fn open(args: &RunArgs) -> Result<Run, Failure> {
+    let own_config = args.run.join(tafl_run::rundir::CONFIG_FILE);
     let given = match &args.config {
         Some(path) => Some(
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(bad_input)?,
         ),
         None => None,
     };
-    let mut text = given.clone();
-    if let Some(variant) = &args.variant {
-        let base = match &given {
-            Some(t) => t.clone(),
-            None => {
-                std::fs::read_to_string(args.run.join("config.toml")).unwrap_or_else(|_| DEFAULT_CONFIG.to_string())
-            }
-        };
-        let mut config = RunConfig::from_toml(&base).map_err(bad_input)?;
-        config.run.variant.clone_from(variant);
-        text = Some(config.to_toml());
-    }
-    let fresh = !is_url(&args.run) && !args.run.join("config.toml").exists();
+    let fresh = !is_url(&args.run) && !own_config.exists();
+    let mut text = match &args.variant {
+        Some(variant) => {
+            let base = given
+                .unwrap_or_else(|| std::fs::read_to_string(&own_config).unwrap_or_else(|_| DEFAULT_CONFIG.to_string()));
+            let mut config = RunConfig::from_toml(&base).map_err(bad_input)?;
+            config.run.variant.clone_from(variant);
+            Some(config.to_toml())
+        }
+        None if fresh => Some(given.unwrap_or_else(|| DEFAULT_CONFIG.to_string())),
+        None => given,
+    };
+    // A new run records the revision that made it.
     if let Some(t) = &mut text
         && fresh
         && let Some(rev) = git_revision()
     {
         *t = format!("# git revision: {rev}\n{t}");
     }
-    if text.is_none() && fresh {
-        let mut t = DEFAULT_CONFIG.to_string();
-        if let Some(rev) = git_revision() {
-            t = format!("# git revision: {rev}\n{t}");
-        }
-        text = Some(t);
-    }
     let base: Option<&Path> = args.config.as_deref().and_then(Path::parent);
     Run::open(&args.run, text.as_deref(), base).map_err(|e| match e {
         tafl_zero::ZeroError::Config(_) => {
-            bad_input(anyhow!("{}: {e}", args.config.as_deref().unwrap_or(&args.run.join("config.toml")).display()))
+            bad_input(anyhow!("{}: {e}", args.config.as_deref().unwrap_or(&own_config).display()))
         }
         e => Failure { code: 1, error: e.into() },
     })

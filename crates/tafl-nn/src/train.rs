@@ -181,6 +181,8 @@ pub struct Trainer {
     model: TaflNet,
     optim: ModuleOptimizer,
     config: TrainConfig,
+    /// The training device: autodiff over [`Self::device`]'s inner device.
+    device: Device,
     steps: u64,
 }
 
@@ -195,13 +197,25 @@ impl Trainer {
     /// Continues training `model` with saved optimiser state (see [`crate::checkpoint`]).
     #[must_use]
     pub fn resume(model: TaflNet, optim: ModuleOptimizer, config: TrainConfig) -> Self {
-        Self { model: model.train().fork(&training_device()), optim, config, steps: 0 }
+        Self::resume_on(model, optim, config, training_device())
+    }
+
+    /// [`Self::new`] on `device` (made autodiff) instead of [`training_device`]: to compare
+    /// backends, as the wgpu tests do against `flex`.
+    #[must_use]
+    pub fn on(model: TaflNet, config: TrainConfig, device: &Device) -> Self {
+        let optim = config.optimizer();
+        Self::resume_on(model, optim, config, device.clone().autodiff())
+    }
+
+    fn resume_on(model: TaflNet, optim: ModuleOptimizer, config: TrainConfig, device: Device) -> Self {
+        Self { model: model.train().fork(&device), optim, config, device, steps: 0 }
     }
 
     /// The device batches must live on.
     #[must_use]
     pub fn device(&self) -> Device {
-        training_device()
+        self.device.clone()
     }
 
     /// Runs one optimisation step on `batch` and returns its losses (before the update).
@@ -220,7 +234,7 @@ impl Trainer {
     #[must_use]
     pub fn evaluate(&self, batch: &TrainBatch) -> StepStats {
         let model = self.model.valid();
-        let device = crate::backend::device();
+        let device = self.device.clone().inner();
         let plain = |t: &Tensor<2>| t.clone().detach().to_device(&device);
         let batch = TrainBatch {
             planes: batch.planes.clone().detach().to_device(&device),

@@ -88,8 +88,9 @@ pub fn is_run(path: &Path) -> bool {
 
 /// The variant a run's config names.
 fn run_variant(run: &RunDir) -> String {
-    fs::read_to_string(run.config_path())
+    run.read_config()
         .ok()
+        .flatten()
         .and_then(|text| text.parse::<toml::Table>().ok())
         .and_then(|t| t.get("run")?.get("variant")?.as_str().map(str::to_string))
         .unwrap_or_else(|| "copenhagen".to_string())

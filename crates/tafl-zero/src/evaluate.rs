@@ -58,17 +58,14 @@ pub fn evaluate(
 ) -> Result<serde_json::Value, ZeroError> {
     let e = &config.evaluate;
     let info = run.model_info(model, &expected_for(variant))?;
-    let me = model_spec(run, model, e.visits, e.batch)
-        .ok_or_else(|| ZeroError::Other(format!("bad model path for {model}")))?;
+    let me = model_spec(run, model, e.visits, e.batch);
     let mut opponents: Vec<PlayerSpec> = Vec::new();
     for text in &e.opponents {
         opponents.push(text.parse().map_err(|err| ZeroError::Arena(format!("evaluate.opponents `{text}`: {err}")))?);
     }
     let earlier: Vec<String> = best_history(run).into_iter().filter(|id| id.as_str() < model).collect();
     for id in pick_previous(&earlier, e.previous) {
-        if let Some(spec) = model_spec(run, &id, e.visits, e.batch) {
-            opponents.push(spec);
-        }
+        opponents.push(model_spec(run, &id, e.visits, e.batch));
     }
     let pairs = e.games.div_ceil(2).max(1);
     let mut rows = Vec::new();

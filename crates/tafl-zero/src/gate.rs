@@ -17,9 +17,9 @@ use crate::{Observer, ZeroError};
 
 /// The spec of a model of the run as a noise-free MCTS player.
 #[must_use]
-pub fn model_spec(run: &RunDir, id: &str, visits: u32, batch: usize) -> Option<PlayerSpec> {
-    let dir = run.model_dir(id);
-    format!("mcts:model={},visits={visits},batch={batch},name={id}", dir.display()).parse().ok()
+pub fn model_spec(run: &RunDir, id: &str, visits: u32, batch: usize) -> PlayerSpec {
+    let model = run.model_dir(id).display().to_string();
+    PlayerSpec::from_parts("mcts", [("model", model), ("visits", visits.to_string()), ("batch", batch.to_string())], id)
 }
 
 /// A gate's result.
@@ -93,10 +93,7 @@ pub fn gate(
         seconds: 0.0,
     };
     if g.enabled && best != candidate {
-        let spec = |id: &str| {
-            model_spec(run, id, g.visits, g.batch).ok_or_else(|| ZeroError::Other(format!("bad model path for {id}")))
-        };
-        let (a, b) = (spec(candidate)?, spec(&best)?);
+        let (a, b) = (model_spec(run, candidate, g.visits, g.batch), model_spec(run, &best, g.visits, g.batch));
         let pairs = g.games.div_ceil(2).max(1);
         let seed = config.run.seed ^ 0x6A7E ^ tafl_run::rundir::model_number(candidate).map_or(0, u64::from);
         let arena = ArenaConfig {

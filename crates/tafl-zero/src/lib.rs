@@ -67,9 +67,6 @@ pub enum ZeroError {
     /// The run directory could not be read or written.
     #[error(transparent)]
     Run(#[from] tafl_run::RunError),
-    /// A player bundle could not be read or written.
-    #[error(transparent)]
-    Players(#[from] tafl_players::PlayersError),
     /// A model's losses or weights are NaN or infinite: it is neither published nor made the
     /// best.
     #[error("{model}: the {what} are not finite (NaN or infinite); the model is neither published nor made the best")]

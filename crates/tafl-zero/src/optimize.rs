@@ -80,6 +80,33 @@ pub fn totals(shards: &[ShardInfo]) -> (u64, u64) {
     shards.iter().fold((0, 0), |(g, s), sh| (g + sh.header.games, s + sh.header.count))
 }
 
+/// Model ids a round tries after its parent's: other trainers of the run may hold some.
+const ID_TRIES: u32 = 100;
+
+/// Saves the round's model (`save`) under the first free id after `parent`'s and publishes
+/// it: an id another trainer saved or published first is skipped.
+fn publish_next_id(
+    run: &RunDir,
+    parent: &str,
+    save: impl Fn(&str) -> Result<(), CheckpointError>,
+) -> Result<String, ZeroError> {
+    let first = model_number(parent).unwrap_or(0) + 1;
+    for number in first..first + ID_TRIES {
+        let id = model_id(number);
+        match save(&id) {
+            Ok(()) if run.publish_model(&id)? == Put::Created => return Ok(id),
+            // Saved, but another trainer published this id first.
+            Ok(()) => {
+                let _ = std::fs::remove_dir_all(run.local_model_dir(&id));
+            }
+            // Another trainer saved this id first.
+            Err(CheckpointError::AlreadyExists(_)) => {}
+            Err(e) => return Err(model_error(&id)(e)),
+        }
+    }
+    Err(ZeroError::Other(format!("{}: no free model id after {parent}", run.location())))
+}
+
 fn model_error(id: &str) -> impl FnOnce(CheckpointError) -> ZeroError + '_ {
     move |e| ZeroError::Model { id: id.to_string(), message: e.to_string() }
 }
@@ -479,22 +506,10 @@ pub fn train_round(
     }
     // A trainer that took over meanwhile owns the run: this one publishes nothing.
     run.check_fence()?;
-    let mut number = model_number(&parent).unwrap_or(0) + 1;
-    let id = loop {
-        let id = model_id(number);
-        let meta = ModelInfo { id: id.clone(), ..info.clone() }.into_meta(variant.name());
-        match checkpoint::save(&run.model_dir(&id), &model, &net_config, &meta, Some(trainer.optimizer())) {
-            Ok(()) if run.publish_model(&id)? == Put::Created => break id,
-            Ok(()) if number < model_number(&parent).unwrap_or(0) + 100 => {
-                let _ = std::fs::remove_dir_all(run.local_model_dir(&id));
-                number += 1;
-            }
-            Ok(()) => return Err(ZeroError::Other(format!("{}: no free model id after {parent}", run.location()))),
-            // Another trainer took this id: take the next.
-            Err(CheckpointError::AlreadyExists(_)) if number < model_number(&parent).unwrap_or(0) + 100 => number += 1,
-            Err(e) => return Err(model_error(&id)(e)),
-        }
-    };
+    let id = publish_next_id(run, &parent, |id| {
+        let meta = ModelInfo { id: id.to_string(), ..info.clone() }.into_meta(variant.name());
+        checkpoint::save(&run.model_dir(id), &model, &net_config, &meta, Some(trainer.optimizer()))
+    })?;
     // The round is a model now: its points have served.
     resume::clear_except(run, None);
     let report = RoundReport {

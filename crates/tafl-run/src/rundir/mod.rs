@@ -55,6 +55,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex};
 
+/// The run's config file, at its root: the one name every reader and writer uses.
+pub const CONFIG_FILE: &str = "config.toml";
+
 pub use arena::{eval_records_name, eval_result_name, gate_records_name, gate_result_name};
 pub use fence::FenceHolder;
 pub use models::ModelInfo;
@@ -135,7 +138,7 @@ impl RunDir {
             Location::S3 { bucket, prefix } => {
                 let store: Arc<dyn Store> = Arc::from(location.open().map_err(storage)?);
                 // One request now: a store that is not there is an error at once, not later.
-                store.list("config.toml").map_err(|e| {
+                store.list(CONFIG_FILE).map_err(|e| {
                     RunError::Storage(StoreError { message: format!("cannot open the run: {} (check AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ALLOW_HTTP and that the bucket exists)", e.message), ..e })
                 })?;
                 let mut cache = cache_base().join("runs").join("s3").join(bucket);
@@ -247,7 +250,7 @@ impl RunDir {
     /// `config.toml`.
     #[must_use]
     pub fn config_path(&self) -> PathBuf {
-        self.root.join("config.toml")
+        self.root.join(CONFIG_FILE)
     }
     /// `models/`.
     #[must_use]
@@ -372,7 +375,7 @@ impl RunDir {
     /// The store cannot be read.
     pub fn read_config(&self) -> Result<Option<String>, RunError> {
         if self.remote {
-            let bytes = self.store.get("config.toml").map_err(storage)?;
+            let bytes = self.store.get(CONFIG_FILE).map_err(storage)?;
             return Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()));
         }
         Ok(fs::read_to_string(self.config_path()).ok())
@@ -386,9 +389,9 @@ impl RunDir {
     /// I/O errors.
     pub fn write_config(&self, text: &str) -> Result<(), RunError> {
         if self.remote {
-            if self.store.put_if_absent("config.toml", text.as_bytes()).map_err(storage)? == Put::Exists {
-                self.store.delete("config.toml").map_err(storage)?;
-                self.store.put_if_absent("config.toml", text.as_bytes()).map_err(storage)?;
+            if self.store.put_if_absent(CONFIG_FILE, text.as_bytes()).map_err(storage)? == Put::Exists {
+                self.store.delete(CONFIG_FILE).map_err(storage)?;
+                self.store.put_if_absent(CONFIG_FILE, text.as_bytes()).map_err(storage)?;
             }
             return Ok(());
         }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Burn's wgpu backend run for real on a machine without a GPU: Mesa's lavapipe (Debian's
+# mesa-vulkan-drivers, a Vulkan 1.3 device in software on the CPU) runs wgpu's kernels, and
+# crates/tafl-nn/tests/wgpu.rs checks the net's forward pass, five training steps and a
+# checkpoint's round trip there against the `flex` CPU backend, within 1e-4.
+#
+#   scripts/wgpu-lavapipe.sh        # installs the packages when missing (apt), then the tests
+#
+# The build with --features wgpu takes about 20 minutes on 2 cores (its own target directory,
+# target-wgpu, so that it never invalidates the main build); CI does not run it (it would take
+# CI past 60 minutes) and checks that the feature compiles instead (`cargo check --features wgpu`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || ! ldconfig -p | grep -q libvulkan.so.1; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get install -y --no-install-recommends mesa-vulkan-drivers libvulkan1
+fi
+# Only the software device: cubecl would otherwise look for a discrete or integrated GPU first.
+export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+export CUBECL_WGPU_DEFAULT_DEVICE=Cpu
+cargo test --locked -p tafl-nn --features wgpu --test wgpu --target-dir target-wgpu -- --test-threads 1
