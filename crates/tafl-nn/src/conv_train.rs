@@ -14,6 +14,7 @@
 //! optimiser and the records stay Burn's: only how a convolution and its gradients are
 //! computed changes, and the tests check both against Burn's within 1e-4.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::ops::Range;
 
@@ -47,14 +48,7 @@ fn winograd_conv(x: &[f32], weight: &[f32], [c_in, c_out]: [usize; 2], size: usi
     out.par_chunks_mut(SLICE * c_out * area).zip(x.par_chunks(SLICE * c_in * area)).for_each(|(out, x)| {
         let positions = x.len() / (c_in * area);
         let x = Bordered::from_planes(x, c_in, Tiling::new(size, positions));
-        let y = conv.apply(&x, None, false, Threads::One, &mut Scratch::default()).to_columns();
-        // `[channel][position · square]` to `[position][channel][square]`.
-        for (position, planes) in out.chunks_exact_mut(c_out * area).enumerate() {
-            for (channel, squares) in planes.chunks_exact_mut(area).enumerate() {
-                let from = (channel * positions + position) * area;
-                squares.copy_from_slice(&y[from..from + area]);
-            }
-        }
+        conv.apply(&x, None, false, Threads::One, &mut Scratch::default()).write_planes(out);
     });
     out
 }
@@ -113,7 +107,7 @@ pub trait SquareConv: Backend {
 impl SquareConv for Flex {
     fn square_conv(x: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
         let shape = ConvShape::of(&x, &weight);
-        let out = shape.forward(&values(x), &values(weight));
+        let out = shape.forward(&values(&x), &values(&weight));
         tensor(out, [shape.batch, shape.channels_out, shape.size, shape.size])
     }
 }
@@ -144,24 +138,29 @@ impl Backward<Flex, 2> for SquareConvBackward {
         let grad = grads.consume::<Flex>(&ops.node);
         let (x, weight) = ops.state;
         let shape = ConvShape::of(&x, &weight);
-        let (grad, weight) = (values(grad), values(weight));
+        let (grad, weight) = (values(&grad), values(&weight));
         if let Some(node) = node_x {
             let dx = shape.input_grad(&weight, &grad);
             grads.register::<Flex>(node.id, tensor(dx, [shape.batch, shape.channels_in, shape.size, shape.size]));
         }
         if let Some(node) = node_weight {
-            let dw = shape.weight_grad(&values(x), &grad);
+            let dw = shape.weight_grad(&values(&x), &grad);
             let dims = [shape.channels_out, shape.channels_in, shape.kernel, shape.kernel];
             grads.register::<Flex>(node.id, tensor(dw, dims));
         }
     }
 }
 
-/// The contiguous `f32` values of a tensor (a copy only when it is a strided view).
-fn values(t: FlexTensor) -> Vec<f32> {
-    // Every tensor of the net is f32 (`TaflNet` is built and trained in f32): another dtype
-    // here is a bug in this crate, not bad input.
-    t.into_data().try_into_vec::<f32>().unwrap_or_else(|e| panic!("the net's tensors are f32: {e:?}"))
+/// The `f32` values of a tensor, borrowed when it is contiguous (a copy only of a strided view).
+fn values(t: &FlexTensor) -> Cow<'_, [f32]> {
+    match t.as_slice::<f32>() {
+        Some(values) => Cow::Borrowed(values),
+        // Every tensor of the net is f32 (`TaflNet` is built and trained in f32): another
+        // dtype here is a bug in this crate, not bad input.
+        None => Cow::Owned(
+            t.clone().into_data().try_into_vec::<f32>().unwrap_or_else(|e| panic!("the net's tensors are f32: {e:?}")),
+        ),
+    }
 }
 
 fn tensor(values: Vec<f32>, dims: [usize; 4]) -> FlexTensor {
@@ -532,7 +531,7 @@ mod timing {
         let _ = shape.weight_grad(&x, &out);
         println!("weight_grad {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let v = values(tensor(x.clone(), [b, c, n, n]));
-        println!("tensor+values {:.2} ms {}", t.elapsed().as_secs_f64() * 1e3, v.len());
+        let v = values(&tensor(x.clone(), [b, c, n, n])).len();
+        println!("tensor+values {:.2} ms {v}", t.elapsed().as_secs_f64() * 1e3);
     }
 }

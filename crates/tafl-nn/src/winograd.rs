@@ -114,6 +114,29 @@ impl Bordered {
         })
     }
 
+    /// Back to `[position][channel][square]`, the layout of [`Self::from_planes`] and of a
+    /// Burn tensor `[batch, channels, size, size]` (for training, [`crate::conv_train`]), into `out`.
+    ///
+    /// # Panics
+    /// If `out` is not `positions · channels · size²` long.
+    pub(crate) fn write_planes(&self, out: &mut [f32]) {
+        let (positions, area) = (self.tiling.positions, self.tiling.area());
+        assert_eq!(
+            out.len(),
+            positions * self.channels * area,
+            "not {positions} positions of {} planes",
+            self.channels
+        );
+        for (channel, plane) in self.planes().enumerate() {
+            for (square, bordered) in self.tiling.board_squares().enumerate() {
+                let lanes = &plane[bordered * positions..(bordered + 1) * positions];
+                for (position, &value) in lanes.iter().enumerate() {
+                    out[(position * self.channels + channel) * area + square] = value;
+                }
+            }
+        }
+    }
+
     /// Back to `[channel][position · square]`, for the heads.
     pub(crate) fn to_columns(&self) -> Vec<f32> {
         let (positions, area) = (self.tiling.positions, self.tiling.area());
@@ -696,6 +719,15 @@ mod tests {
         let x = Bordered::from_columns(&[], 3, Tiling::new(11, 0));
         let out = conv.apply(&x, None, true, Threads::One, &mut Scratch::default());
         assert!(out.to_columns().is_empty() && out.global_pool().is_empty());
+    }
+
+    #[test]
+    fn planes_round_trip_through_the_bordered_layout() {
+        let tiling = Tiling::new(7, 3);
+        let planes = values(3 * 5 * 49, 4);
+        let mut back = vec![f32::NAN; planes.len()];
+        Bordered::from_planes(&planes, 5, tiling).write_planes(&mut back);
+        assert_eq!(back, planes);
     }
 
     #[test]
