@@ -86,7 +86,8 @@ struct NnArgs {
     #[arg(long, default_value_t = 256)]
     train_batch: usize,
     /// Convolutions of the training measurement, side by side: `stock` (Burn's) and `fast`
-    /// (one matrix product per pass over the whole batch, what `tafl train` uses on the CPU).
+    /// (`tafl_nn::conv_train`: Winograd for the forward pass and the input gradient, what
+    /// `tafl train` uses on the CPU).
     #[arg(long, value_delimiter = ',', default_value = "stock,fast")]
     train_conv: Vec<TrainConv>,
 }

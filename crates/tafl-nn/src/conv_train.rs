@@ -1,13 +1,15 @@
-//! The net's convolutions while it trains: the forward pass, the input gradient and the
-//! weight gradient each one matrix product over the whole batch, plugged into Burn's autodiff
+//! The net's convolutions while it trains, forward and backward, plugged into Burn's autodiff
 //! as a backend extension with its own backward step.
 //!
 //! Why: Burn's `flex` backend computes a convolution's weight gradient as a convolution of
 //! the batch-swapped input with the output gradient as its kernel (a product 9 columns wide)
 //! and its input gradient as a transposed convolution; a b4c48 training step spent most of its
-//! time there (`perf` on `tafl bench nn --train`). Here all three products have the shape the
-//! GEMM kernels like, `[c_out] x [k²·c_in] x [batch·area]` in some order, on the
-//! channel-major `im2col` layout of [`crate::packed`].
+//! time there (`perf` on `tafl bench nn --train`). Here a 3x3 convolution's forward pass runs
+//! through the Winograd F(4x4, 3x3) transforms of [`crate::winograd`] (3.4 times fewer
+//! multiplications), and so does its input gradient, which is the convolution of the output
+//! gradient with the kernels turned half a circle; the weight gradient is `grad · im2colᵀ`, one
+//! product per slice of the batch on each core. Other kernels (the heads' 1x1) take `im2col`
+//! products for all three.
 //!
 //! Only an autodiff device on the `flex` backend takes this path; elsewhere (wgpu) and with
 //! [`set_enabled`]`(false)` [`conv2d`] is Burn's convolution. The model, its parameters, the
@@ -35,31 +37,13 @@ use crate::Device;
 use crate::matmul::{Threads, matmul_t};
 use crate::winograd::{Bordered, Scratch, Tiling, WinogradConv};
 
-/// Positions per Winograd slice: what [`crate::packed`] keeps in the caches at inference.
-const SLICE: usize = crate::model::INFERENCE_CHUNK;
-
-/// A 3x3 "same" convolution of batch-major `x` (`[position][c_in][square]`) by Winograd's
-/// F(4x4, 3x3) of [`crate::winograd`], batch-major, in slices of [`SLICE`] positions side by
-/// side on the pool's threads.
-fn winograd_conv(x: &[f32], weight: &[f32], [c_in, c_out]: [usize; 2], size: usize, batch: usize) -> Vec<f32> {
-    let area = size * size;
-    let conv = WinogradConv::new(weight, &vec![0.0; c_out], c_out, c_in);
-    let mut out = vec![0.0; batch * c_out * area];
-    out.par_chunks_mut(SLICE * c_out * area).zip(x.par_chunks(SLICE * c_in * area)).for_each(|(out, x)| {
-        let positions = x.len() / (c_in * area);
-        let x = Bordered::from_planes(x, c_in, Tiling::new(size, positions));
-        conv.apply(&x, None, false, Threads::One, &mut Scratch::default()).write_planes(out);
-    });
-    out
-}
-
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(true) };
 }
 
 /// Turns this path on or off for convolutions run on the calling thread (on by default):
-/// off, [`conv2d`] is always Burn's convolution, which `tafl bench nn --train --conv stock`
-/// and the tests measure against.
+/// off, [`conv2d`] is always Burn's convolution, which `tafl bench nn --train --train-conv
+/// stock` and the tests measure against.
 pub fn set_enabled(enabled: bool) {
     ENABLED.with(|e| e.set(enabled));
 }
@@ -209,8 +193,8 @@ impl ConvShape {
     fn channel_major(self, x: &[f32], channels: usize) -> Vec<f32> {
         let area = self.area();
         let mut out = vec![0.0; x.len()];
-        out.par_chunks_exact_mut(self.columns()).enumerate().for_each(|(channel, row)| {
-            for (position, squares) in row.chunks_exact_mut(area).enumerate() {
+        out.par_chunks_exact_mut(self.columns().max(1)).enumerate().for_each(|(channel, row)| {
+            for (position, squares) in row.chunks_exact_mut(area.max(1)).enumerate() {
                 let from = (position * channels + channel) * area;
                 squares.copy_from_slice(&x[from..from + area]);
             }
@@ -222,8 +206,8 @@ impl ConvShape {
     fn batch_major(self, x: &[f32], channels: usize) -> Vec<f32> {
         let area = self.area();
         let mut out = vec![0.0; x.len()];
-        out.par_chunks_exact_mut(channels * area).enumerate().for_each(|(position, planes)| {
-            for (channel, squares) in planes.chunks_exact_mut(area).enumerate() {
+        out.par_chunks_exact_mut((channels * area).max(1)).enumerate().for_each(|(position, planes)| {
+            for (channel, squares) in planes.chunks_exact_mut(area.max(1)).enumerate() {
                 let from = channel * self.columns() + position * area;
                 squares.copy_from_slice(&x[from..from + area]);
             }
@@ -237,8 +221,8 @@ impl ConvShape {
     fn im2col(self, x: &[f32]) -> Vec<f32> {
         let (n, k) = (self.columns(), self.kernel);
         let mut cols = vec![0.0; self.taps() * n];
-        cols.par_chunks_exact_mut(k * k * n).zip(x.par_chunks_exact(n)).for_each(|(rows, source)| {
-            for (tap, row) in rows.chunks_exact_mut(n).enumerate() {
+        cols.par_chunks_exact_mut((k * k * n).max(1)).zip(x.par_chunks_exact(n.max(1))).for_each(|(rows, source)| {
+            for (tap, row) in rows.chunks_exact_mut(n.max(1)).enumerate() {
                 for (to, from) in self.stretches(tap) {
                     row[to].copy_from_slice(&source[from]);
                 }
@@ -252,8 +236,8 @@ impl ConvShape {
     fn col2im(self, cols: &[f32]) -> Vec<f32> {
         let (n, k) = (self.columns(), self.kernel);
         let mut x = vec![0.0; self.channels_in * n];
-        x.par_chunks_exact_mut(n).zip(cols.par_chunks_exact(k * k * n)).for_each(|(target, rows)| {
-            for (tap, row) in rows.chunks_exact(n).enumerate() {
+        x.par_chunks_exact_mut(n.max(1)).zip(cols.par_chunks_exact((k * k * n).max(1))).for_each(|(target, rows)| {
+            for (tap, row) in rows.chunks_exact(n.max(1)).enumerate() {
                 for (from, to) in self.stretches(tap) {
                     target[to].iter_mut().zip(&row[from]).for_each(|(t, g)| *t += g);
                 }
@@ -322,10 +306,10 @@ impl ConvShape {
     fn weight_grad(self, x: &[f32], grad: &[f32]) -> Vec<f32> {
         let (c_in, c_out, area) = (self.channels_in, self.channels_out, self.area());
         let parts: Vec<Vec<f32>> = x
-            .par_chunks(SLICE * c_in * area)
-            .zip(grad.par_chunks(SLICE * c_out * area))
+            .par_chunks((SLICE * c_in * area).max(1))
+            .zip(grad.par_chunks((SLICE * c_out * area).max(1)))
             .map(|(x, grad)| {
-                let part = Self { batch: x.len() / (c_in * area), ..self };
+                let part = Self { batch: x.len() / (c_in * area).max(1), ..self };
                 let cols = part.im2col(&part.channel_major(x, c_in));
                 let grad = part.channel_major(grad, c_out);
                 let mut dw = vec![0.0; c_out * part.taps()];
@@ -340,6 +324,26 @@ impl ConvShape {
         }
         dw
     }
+}
+
+/// Positions per Winograd slice: what [`crate::packed`] keeps in the caches at inference.
+const SLICE: usize = crate::model::INFERENCE_CHUNK;
+
+/// A 3x3 "same" convolution of batch-major `x` (`[position][c_in][square]`) by Winograd's
+/// F(4x4, 3x3) of [`crate::winograd`], batch-major, in slices of [`SLICE`] positions side by
+/// side on the pool's threads.
+fn winograd_conv(x: &[f32], weight: &[f32], [c_in, c_out]: [usize; 2], size: usize, batch: usize) -> Vec<f32> {
+    let area = size * size;
+    let conv = WinogradConv::new(weight, &vec![0.0; c_out], c_out, c_in);
+    let mut out = vec![0.0; batch * c_out * area];
+    out.par_chunks_mut((SLICE * c_out * area).max(1)).zip(x.par_chunks((SLICE * c_in * area).max(1))).for_each(
+        |(out, x)| {
+            let positions = x.len() / (c_in * area).max(1);
+            let x = Bordered::from_planes(x, c_in, Tiling::new(size, positions));
+            conv.apply(&x, None, false, Threads::One, &mut Scratch::default()).write_planes(out);
+        },
+    );
+    out
 }
 
 #[cfg(test)]
@@ -468,6 +472,17 @@ mod tests {
         for (step, (f, s)) in fast.iter().zip(&stock).enumerate() {
             let tolerance = if step < 50 { 1e-5 } else { 1e-2 };
             assert!((f - s).abs() <= tolerance * s.abs(), "step {step}: loss {f} against Burn's {s}");
+        }
+    }
+
+    #[test]
+    fn an_empty_batch_gives_empty_outputs_and_zero_weight_gradients() {
+        for kernel in [1, 3] {
+            let shape = ConvShape { batch: 0, channels_in: 4, channels_out: 5, size: 7, kernel };
+            let weight = vec![0.5; 5 * 4 * kernel * kernel];
+            assert!(shape.forward(&[], &weight).is_empty());
+            assert!(shape.input_grad(&weight, &[]).is_empty());
+            assert_eq!(shape.weight_grad(&[], &[]), vec![0.0; weight.len()]);
         }
     }
 
