@@ -873,6 +873,19 @@ impl Search {
             .collect()
     }
 
+    /// The net's policy at the root, per root move in `game.legal_moves()` order (the order of
+    /// [`SearchResult::improved_policy`]), before any Dirichlet noise: what the search's
+    /// target is compared with to tell how much the search learnt. Empty until the root is
+    /// evaluated.
+    #[must_use]
+    pub fn root_priors(&self) -> Vec<(Move, f32)> {
+        let edges = &self.tree.edges[self.root().edges()];
+        match &self.plan.raw_priors {
+            Some(raw) => edges.iter().zip(raw).map(|(e, &p)| (e.mv, p)).collect(),
+            None => edges.iter().map(|e| (e.mv, e.prior)).collect(),
+        }
+    }
+
     /// What the search found so far.
     #[must_use]
     pub fn result(&self) -> SearchResult {
