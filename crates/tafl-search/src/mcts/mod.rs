@@ -44,7 +44,9 @@ mod gumbel;
 mod noise;
 mod params;
 mod player;
+mod proof;
 mod search;
+mod select;
 mod tree;
 
 #[cfg(test)]

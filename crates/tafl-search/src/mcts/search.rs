@@ -5,15 +5,20 @@
 //! leaf is handed out for evaluation and stays in its slot until [`Search::feed`] brings the
 //! evaluation back. Leaves handed out carry a virtual loss along their path, so several can be in
 //! flight from one tree.
+//!
+//! This file is the driver: slots, simulations, handing out leaves, [`Search::feed`], backup and
+//! the results. The proofs (what the tree knows exactly, and how it travels up) are in
+//! `proof.rs`, the child selection (PUCT, the Gumbel root and interior) in `select.rs`: other
+//! `impl Search` blocks over the same fields.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tafl_rules::{Game, Move, Outcome, PlayError, Side};
+use tafl_rules::{Game, Move, PlayError};
 
 use super::gumbel::{self, Completed};
 use super::noise;
 use super::params::SearchParams;
-use super::tree::{Edge, NONE, Node, Proof, ROOT, State, Tree};
+use super::tree::{NONE, Node, Proof, ROOT, State, Tree};
 use crate::evaluator::{Evaluation, Evaluator};
 use crate::player::Line;
 
@@ -45,17 +50,17 @@ pub struct SearchResult {
 
 /// Per-search state of the root: Dirichlet noise bookkeeping and the Gumbel plan.
 #[derive(Clone, Debug, Default)]
-struct RootPlan {
+pub(super) struct RootPlan {
     /// Priors before the Dirichlet noise was mixed in, to restore on the next search.
     raw_priors: Option<Vec<f32>>,
     /// Gumbel root: `ln prior` per root edge.
-    logits: Vec<f32>,
+    pub(super) logits: Vec<f32>,
     /// Gumbel root: the Gumbel sample per root edge (all 0 without `gumbel_noise`).
-    gumbel: Vec<f32>,
+    pub(super) gumbel: Vec<f32>,
     /// Gumbel root: visits given by this search per root edge.
-    visits: Vec<u32>,
+    pub(super) visits: Vec<u32>,
     /// Gumbel root: the sequential-halving schedule (`gumbel::considered_visits`).
-    sequence: Vec<u32>,
+    pub(super) sequence: Vec<u32>,
 }
 
 /// An MCTS search over one game, with the tree kept between moves.
@@ -78,13 +83,13 @@ struct RootPlan {
 /// [`step_searches`] (one batch across many searches).
 #[derive(Clone, Debug)]
 pub struct Search {
-    params: SearchParams,
+    pub(super) params: SearchParams,
     rng: StdRng,
     pub(super) tree: Tree,
     /// The game at the root.
     game: Game,
     /// Scratch games: free ones stand at the root, pending ones at their leaf.
-    slots: Vec<Game>,
+    pub(super) slots: Vec<Game>,
     /// The path (root first) of the simulation in each slot.
     paths: Vec<Vec<u32>>,
     /// The root edge the simulation in each slot took (`NONE` for the root itself).
@@ -99,7 +104,7 @@ pub struct Search {
     finished: u32,
     /// The root has been prepared for this search (children opened, noise, Gumbel plan).
     root_ready: bool,
-    plan: RootPlan,
+    pub(super) plan: RootPlan,
     /// The uniform number that samples the move when the temperature is above 0; drawn when
     /// the search starts so that `result` is a pure function.
     choice_u: f64,
@@ -229,7 +234,7 @@ impl Search {
         self.pending.is_empty() && self.exhausted()
     }
 
-    fn root(&self) -> &Node {
+    pub(super) fn root(&self) -> &Node {
         &self.tree.nodes[ROOT as usize]
     }
 
@@ -434,162 +439,7 @@ impl Search {
         {
             *c += 1;
         }
-        // Proofs: each parent is re-judged while the node under it is proven.
-        for w in path.windows(2).rev() {
-            let (parent, child) = (w[0], w[1]);
-            if self.tree.nodes[child as usize].proof.is_none() || self.tree.nodes[parent as usize].proof.is_some() {
-                break;
-            }
-            match self.judge(parent) {
-                Some(proof) => self.tree.nodes[parent as usize].proof = Some(proof),
-                None => break,
-            }
-        }
-    }
-
-    /// The MCTS-solver rule: a win when some move leads to a proven loss for the opponent; a
-    /// loss when every move leads to a proven win for the opponent; a draw when every move is
-    /// proven and the best is a draw.
-    fn judge(&self, node: u32) -> Option<Proof> {
-        let n = &self.tree.nodes[node as usize];
-        if n.edge_count == 0 {
-            return n.proof;
-        }
-        let mut all_proven = true;
-        let mut draw = false;
-        for e in n.edges() {
-            let child = self.tree.edges[e].child;
-            match (child != NONE).then(|| self.tree.nodes[child as usize].proof).flatten() {
-                Some(Proof::Loss) => return Some(Proof::Win),
-                Some(Proof::Draw) => draw = true,
-                Some(Proof::Win) => {}
-                None => all_proven = false,
-            }
-        }
-        match (all_proven, draw) {
-            (false, _) => None,
-            (true, true) => Some(Proof::Draw),
-            (true, false) => Some(Proof::Loss),
-        }
-    }
-
-    /// Builds the edges of a node reached for the first time, with `slot`'s game standing on
-    /// it: its legal moves with uniform priors, or its result when the game is over. Moves that
-    /// might end the game at once (the king's moves for the defenders; moves next to the king
-    /// for the attackers; every move when one may bring a position back a third time) are
-    /// played to find immediate results: a node with a win is proven and needs no evaluation,
-    /// so a king one move from the corner is never missed, and neither is a repetition that the
-    /// attackers complete. Without that, a defence at few visits walks into repetitions it
-    /// cannot see (most attacker wins between nets ended so; against alpha-beta, hardly any).
-    fn open(&mut self, node: u32, slot: usize) {
-        let game = &mut self.slots[slot];
-        let mover = game.position().side_to_move();
-        if let Some(proof) = outcome_proof(game.outcome(), mover) {
-            let n = &mut self.tree.nodes[node as usize];
-            n.state = State::Terminal;
-            n.proof = Some(proof);
-            return;
-        }
-        let moves = game.legal_moves();
-        if moves.is_empty() {
-            // Unreachable under rules that decide "no moves"; a draw is the safe reading.
-            let n = &mut self.tree.nodes[node as usize];
-            n.state = State::Terminal;
-            n.proof = Some(Proof::Draw);
-            return;
-        }
-        let first = self.tree.edges.len() as u32;
-        let prior = 1.0 / moves.len() as f32;
-        self.tree.edges.extend(moves.iter().map(|&mv| Edge { mv, prior, child: NONE }));
-        {
-            let n = &mut self.tree.nodes[node as usize];
-            n.first_edge = first;
-            n.edge_count = moves.len() as u32;
-            n.state = State::Opened;
-        }
-        let Some(king) = game.position().king() else { return };
-        let repeats = game.a_move_may_repeat_thrice();
-        for (i, &mv) in moves.iter().enumerate() {
-            let candidate = repeats
-                || match mover {
-                    Side::Defenders => mv.from == king,
-                    Side::Attackers => king.file().abs_diff(mv.to.file()) + king.rank().abs_diff(mv.to.rank()) == 1,
-                };
-            if !candidate {
-                continue;
-            }
-            game.play_unchecked(mv);
-            let proof = outcome_proof(game.outcome(), mover.opponent());
-            game.undo();
-            if let Some(proof) = proof {
-                let mut child = Node::new();
-                child.state = State::Terminal;
-                child.proof = Some(proof);
-                let c = self.tree.add_node(child);
-                self.tree.edges[first as usize + i].child = c;
-                if proof == Proof::Loss {
-                    self.tree.nodes[node as usize].proof = Some(Proof::Win);
-                    return;
-                }
-            }
-        }
-        match mover {
-            Side::Attackers => self.refute_open_lines(node, slot),
-            Side::Defenders => self.find_fork(node, slot),
-        }
-    }
-
-    /// Attackers to move while the king sees an escape square: each move that leaves him one is
-    /// lost, and its child is proven with the escape as its only edge, so no simulation is spent
-    /// on it. The node is lost when no move closes every line.
-    fn refute_open_lines(&mut self, node: u32, slot: usize) {
-        if self.slots[slot].position().king_escape_move().is_none() {
-            return;
-        }
-        let mut lost = true;
-        for e in self.tree.nodes[node as usize].edges() {
-            let edge = self.tree.edges[e];
-            if edge.child != NONE {
-                lost &= self.lost(e);
-                continue;
-            }
-            let game = &mut self.slots[slot];
-            game.play_unchecked(edge.mv);
-            let escape = if game.outcome().is_over() { None } else { winning_escape(game) };
-            game.undo();
-            match escape {
-                Some(escape) => self.tree.edges[e].child = self.tree.add_won_by(escape),
-                None => lost = false,
-            }
-        }
-        if lost {
-            self.tree.nodes[node as usize].proof = Some(Proof::Loss);
-        }
-    }
-
-    /// Defenders to move: a king move that opens a line to an escape square has its child opened
-    /// at once, which proves the node won when the attackers cannot close every line (a fork).
-    /// Opened at the root's children, this keeps the attackers out of forks two moves deep.
-    fn find_fork(&mut self, node: u32, slot: usize) {
-        let Some(king) = self.slots[slot].position().king() else { return };
-        for e in self.tree.nodes[node as usize].edges() {
-            let edge = self.tree.edges[e];
-            // A king move that ends the game already has its (terminal) child from `open`.
-            if edge.mv.from != king || edge.child != NONE {
-                continue;
-            }
-            self.slots[slot].play_unchecked(edge.mv);
-            let fork = self.slots[slot].position().king_escape_move().is_some() && {
-                let child = self.tree.child_of(e);
-                self.open(child, slot);
-                self.tree.nodes[child as usize].proof == Some(Proof::Loss)
-            };
-            self.slots[slot].undo();
-            if fork {
-                self.tree.nodes[node as usize].proof = Some(Proof::Win);
-                return;
-            }
-        }
+        self.propagate_proofs(path);
     }
 
     /// Prepares an evaluated root for this search: opens every child (so that moves that let the
@@ -633,219 +483,6 @@ impl Search {
             }
             self.plan.raw_priors = Some(raw);
         }
-    }
-
-    // ---------------------------------------------------------------- selection
-
-    /// The child's proof, if the edge has been followed.
-    pub(super) fn child_proof(&self, e: usize) -> Option<Proof> {
-        let c = self.tree.edges[e].child;
-        if c == NONE { None } else { self.tree.nodes[c as usize].proof }
-    }
-
-    /// The move of edge `e` is proven to lose (the child is a proven win for the opponent).
-    fn lost(&self, e: usize) -> bool {
-        self.child_proof(e) == Some(Proof::Win)
-    }
-
-    /// Q of edge `e` for the side choosing it (virtual losses counted as losses) and its visit
-    /// count with the simulations in flight. Proven children give their exact value.
-    pub(super) fn edge_q(&self, e: usize) -> (Option<f32>, u32) {
-        let c = self.tree.edges[e].child;
-        if c == NONE {
-            return (None, 0);
-        }
-        let child = &self.tree.nodes[c as usize];
-        let n = child.visits + child.in_flight;
-        if let Some(proof) = child.proof {
-            return (Some(-proof.value()), n.max(1));
-        }
-        if n == 0 {
-            return (None, 0);
-        }
-        let w = child.value_sum + f64::from(child.in_flight);
-        (Some((-w / f64::from(n)) as f32), n)
-    }
-
-    fn select(&self, node: u32) -> usize {
-        if self.params.use_gumbel {
-            if node == ROOT && !self.plan.sequence.is_empty() {
-                return self.select_gumbel_root();
-            }
-            self.select_gumbel_interior(node)
-        } else {
-            self.select_puct(node)
-        }
-    }
-
-    fn select_puct(&self, node: u32) -> usize {
-        let n = &self.tree.nodes[node as usize];
-        let edges = n.edges();
-        let mut visited_prior = 0.0f32;
-        for e in edges.clone() {
-            if self.edge_q(e).1 > 0 {
-                visited_prior += self.tree.edges[e].prior;
-            }
-        }
-        let fpu = n.mean() - self.params.fpu_reduction * visited_prior.sqrt();
-        let sqrt_n = ((n.visits + n.in_flight).max(1) as f32).sqrt();
-        let mut best = (edges.start, f32::NEG_INFINITY);
-        for e in edges {
-            if self.lost(e) {
-                continue;
-            }
-            let (q, visits) = self.edge_q(e);
-            let u = self.params.c_puct * self.tree.edges[e].prior * sqrt_n / (1.0 + visits as f32);
-            let score = q.unwrap_or(fpu) + u;
-            if score > best.1 {
-                best = (e, score);
-            }
-        }
-        best.0
-    }
-
-    /// Completed Q-values of `node`'s children and the scale of `sigma`.
-    pub(super) fn completed(&self, node: u32) -> Completed {
-        let n = &self.tree.nodes[node as usize];
-        let edges = n.edges();
-        let mut qs = Vec::with_capacity(edges.len());
-        let mut visits = Vec::with_capacity(edges.len());
-        for e in edges.clone() {
-            let (q, v) = self.edge_q(e);
-            qs.push(q);
-            visits.push(v);
-        }
-        let priors: Vec<f32> = self.tree.edges[edges.clone()].iter().map(|e| e.prior).collect();
-        let v_mix = gumbel::mixed_value(n.raw_value, &priors, &qs, &visits);
-        let max_n = visits.iter().copied().max().unwrap_or(0);
-        let q: Vec<f32> = qs.into_iter().map(|q| q.unwrap_or(v_mix)).collect();
-        let (mut low, mut high) = (f32::INFINITY, f32::NEG_INFINITY);
-        for (e, &q) in edges.zip(&q) {
-            if !self.lost(e) {
-                low = low.min(q);
-                high = high.max(q);
-            }
-        }
-        if low > high {
-            (low, high) = (-1.0, 1.0); // every move is lost
-        }
-        Completed {
-            q,
-            scale: (self.params.c_visit + max_n as f32) * self.params.c_scale,
-            low,
-            spread: (high - low).max(gumbel::MIN_SPREAD),
-        }
-    }
-
-    /// Gumbel MuZero's deterministic interior selection: the child whose visit share lags most
-    /// behind the improved policy, `argmax pi'(a) - N(a) / (1 + sum N)`.
-    fn select_gumbel_interior(&self, node: u32) -> usize {
-        let mut best = (self.tree.nodes[node as usize].first_edge as usize, f32::NEG_INFINITY);
-        self.gumbel_interior_scores(node, |e, score| {
-            if score > best.1 {
-                best = (e, score);
-            }
-        });
-        best.0
-    }
-
-    /// Calls `f(edge, pi'(a) - N(a) / (1 + sum N))` for each move not proven lost, where
-    /// `pi' = softmax(logits + sigma(completed Q))`. Written without allocation, as it runs at
-    /// every interior node of every simulation: `pi'(a)` is proportional to
-    /// `prior(a) * exp(sigma(q(a)) - sigma(v_mix))`, which is `prior(a)` for unvisited moves.
-    pub(super) fn gumbel_interior_scores(&self, node: u32, mut f: impl FnMut(usize, f32)) {
-        let n = &self.tree.nodes[node as usize];
-        let edges = n.edges();
-        let (mut sum_n, mut max_n, mut sum_p, mut sum_pq) = (0u32, 0u32, 0.0f32, 0.0f32);
-        for e in edges.clone() {
-            let (q, visits) = self.edge_q(e);
-            max_n = max_n.max(visits);
-            if let Some(q) = q
-                && visits > 0
-            {
-                let p = self.tree.edges[e].prior.max(f32::MIN_POSITIVE);
-                sum_n += visits;
-                sum_p += p;
-                sum_pq += p * q;
-            }
-        }
-        let v_mix =
-            if sum_n == 0 { n.raw_value } else { (n.raw_value + sum_n as f32 * sum_pq / sum_p) / (1.0 + sum_n as f32) };
-        // The completed Q-values' range over moves not proven lost, as in `completed`.
-        let (mut low, mut high) = (f32::INFINITY, f32::NEG_INFINITY);
-        for e in edges.clone() {
-            if !self.lost(e) {
-                let q = match self.edge_q(e) {
-                    (Some(q), v) if v > 0 => q,
-                    _ => v_mix,
-                };
-                low = low.min(q);
-                high = high.max(q);
-            }
-        }
-        let spread = if low > high { 2.0 } else { (high - low).max(gumbel::MIN_SPREAD) };
-        let scale = (self.params.c_visit + max_n as f32) * self.params.c_scale / spread;
-        // The largest exponent (0 for the unvisited), subtracted to keep exp finite.
-        let mut top = 0.0f32;
-        for e in edges.clone() {
-            if let (Some(q), v) = self.edge_q(e)
-                && v > 0
-            {
-                top = top.max(scale * (q - v_mix));
-            }
-        }
-        let weight = |e: usize| {
-            if self.lost(e) {
-                return 0.0;
-            }
-            let prior = self.tree.edges[e].prior;
-            match self.edge_q(e) {
-                (Some(q), v) if v > 0 => prior * (scale * (q - v_mix) - top).exp(),
-                _ => prior * (-top).exp(),
-            }
-        };
-        let total_weight: f32 = edges.clone().map(weight).sum();
-        let total_visits = 1.0 + sum_n as f32;
-        for e in edges {
-            if self.lost(e) {
-                continue;
-            }
-            let pi = if total_weight > 0.0 { weight(e) / total_weight } else { 0.0 };
-            f(e, pi - self.edge_q(e).1 as f32 / total_visits);
-        }
-    }
-
-    /// The Gumbel root: sequential halving among the Gumbel-top-k actions. Simulation `i`
-    /// visits the best-scoring action (`g + logits + sigma(q)`) among those with exactly
-    /// `sequence[i]` visits in this search.
-    fn select_gumbel_root(&self) -> usize {
-        let root = self.root();
-        let edges = root.edges();
-        let completed = self.completed(ROOT);
-        let in_flight = |e: usize| {
-            let c = self.tree.edges[e].child;
-            if c == NONE { 0 } else { self.tree.nodes[c as usize].in_flight }
-        };
-        let index: u32 = edges.clone().map(|e| self.plan.visits[e - edges.start] + in_flight(e)).sum();
-        let considered = self.plan.sequence[(index as usize).min(self.plan.sequence.len() - 1)];
-        let mut best = (None, f32::NEG_INFINITY);
-        let mut fallback = (edges.start, f32::NEG_INFINITY);
-        for (i, e) in edges.enumerate() {
-            if self.lost(e) {
-                continue;
-            }
-            // The first visits pick the Gumbel-top-k by `g + logits` alone, so that Q-values
-            // kept from an earlier search do not bend the sample.
-            let sigma = if considered == 0 { 0.0 } else { completed.sigma(completed.q[i]) };
-            let score = self.plan.gumbel[i] + self.plan.logits[i] + sigma;
-            if self.plan.visits[i] + in_flight(e) == considered && score > best.1 {
-                best = (Some(e), score);
-            }
-            if score > fallback.1 {
-                fallback = (e, score);
-            }
-        }
-        best.0.unwrap_or(fallback.0)
     }
 
     // ---------------------------------------------------------------- results
@@ -1033,24 +670,6 @@ impl Search {
             node = self.tree.edges[e].child;
         }
         pv
-    }
-}
-
-/// The king's move onto an escape square when it wins at once (the defenders to move).
-fn winning_escape(game: &mut Game) -> Option<Move> {
-    let escape = game.position().king_escape_move()?;
-    game.play_unchecked(escape);
-    let won = game.outcome().winner() == Some(Side::Defenders);
-    game.undo();
-    won.then_some(escape)
-}
-
-/// The proof of an outcome for `side_to_move` there, or `None` while the game goes on.
-fn outcome_proof(outcome: Outcome, side_to_move: Side) -> Option<Proof> {
-    match outcome {
-        Outcome::Ongoing => None,
-        Outcome::Decided { winner, .. } => Some(if winner == side_to_move { Proof::Win } else { Proof::Loss }),
-        Outcome::Draw { .. } => Some(Proof::Draw),
     }
 }
 
