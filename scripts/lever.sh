@@ -12,7 +12,10 @@
 # INIT          `--init-from` of both runs (default: none, a fresh start with the warm start);
 #               a net of another size than INIT's cannot start from it
 # HOURS         wall time of each run (default 1.0)
-# GAMES         paired games per match (default 100), at VISITS visits (default 200); SEED 3251
+# ITERATIONS    instead of HOURS: this many iterations each, the same work for a lever that does
+#               not change an iteration's cost (then a build beside the runs slows both alike)
+# GAMES         paired games of the two models (default 100), at VISITS visits (default 200);
+#               SEED 3251; ANCHOR_GAMES paired games against each anchor (default GAMES)
 # ANCHORS       the other opponents of both models (default alpha-beta depths 2 and 3)
 # VARIANT       the variant of the configs, for the matches (default copenhagen)
 #
@@ -26,6 +29,7 @@ CONTROL=${CONTROL:-configs/cpu.toml}
 LEVER=${LEVER:?set LEVER to a config: the control config with one thing changed}
 HOURS=${HOURS:-1.0}
 GAMES=${GAMES:-100}
+ANCHOR_GAMES=${ANCHOR_GAMES:-$GAMES}
 VISITS=${VISITS:-200}
 SEED=${SEED:-3251}
 ANCHORS=${ANCHORS:-"alphabeta:depth=2 alphabeta:depth=3"}
@@ -34,12 +38,14 @@ out=data/levers/$name
 mkdir -p "$out"
 init=()
 [ -n "${INIT:-}" ] && init=(--init-from "$INIT")
+length=(--hours "$HOURS")
+[ -n "${ITERATIONS:-}" ] && length=(--iterations "$ITERATIONS")
 
 arm() { # arm CORE NAME CONFIG
-  RAYON_NUM_THREADS=1 taskset -c "$1" "$TAFL" train --config "$3" --run "$out/$2" --hours "$HOURS" \
+  RAYON_NUM_THREADS=1 taskset -c "$1" "$TAFL" train --config "$3" --run "$out/$2" "${length[@]}" \
     "${init[@]}" --quiet > "$out/$2.log" 2>&1
 }
-echo "$(date -u +%FT%TZ) runs: control $CONTROL on core 0, lever $LEVER on core 1, $HOURS h each"
+echo "$(date -u +%FT%TZ) runs: control $CONTROL on core 0, lever $LEVER on core 1, ${length[*]} each"
 arm 0 control "$CONTROL" &
 control=$!
 arm 1 lever "$LEVER" &
@@ -52,14 +58,14 @@ best() { # the newest model of a run
 spec() { # the final model of a run as a player
   echo "mcts:model=$out/$1/models/$(best "$1"),visits=$VISITS,name=$1-$(best "$1")"
 }
-match() { # match NAME A B
-  "$TAFL" arena --variant "$VARIANT" --a "$2" --b "$3" --games "$GAMES" --seed "$SEED" --threads 2 --max-plies 300 \
+match() { # match NAME GAMES A B
+  "$TAFL" arena --variant "$VARIANT" --a "$3" --b "$4" --games "$2" --seed "$SEED" --threads 2 --max-plies 300 \
     --out "$out/match-$1" --quiet | tee "$out/match-$1.txt"
 }
-echo "$(date -u +%FT%TZ) matches at $VISITS visits, $GAMES games each, seed $SEED"
-match lever-vs-control "$(spec lever)" "$(spec control)"
+echo "$(date -u +%FT%TZ) matches at $VISITS visits, $GAMES games (anchors $ANCHOR_GAMES), seed $SEED"
+match lever-vs-control "$GAMES" "$(spec lever)" "$(spec control)"
 for anchor in $ANCHORS; do
   for arm_name in control lever; do
-    match "$arm_name-vs-${anchor//[:=]/-}" "$(spec "$arm_name")" "$anchor"
+    match "$arm_name-vs-${anchor//[:=]/-}" "$ANCHOR_GAMES" "$(spec "$arm_name")" "$anchor"
   done
 done

@@ -162,6 +162,11 @@ pub struct SelfPlayConfig {
     pub resign_consecutive: u32,
     /// Fraction of games in which nobody resigns: they measure false resignations.
     pub resign_playout_fraction: f64,
+    /// Policy-surprise weighting (KataGo): this share of a game's sample weight is spread over
+    /// its samples in proportion to how far the search's target moved from the net's policy
+    /// (the KL divergence), the rest evenly; a game's samples weigh as much in all as without
+    /// it. 0: every sample weighs the same.
+    pub policy_surprise_weight: f64,
     /// Positions the evaluator caches (0: no cache).
     pub cache_size: usize,
     /// The search (the `visits` key is replaced by `full-visits` and `fast-visits`).
@@ -263,6 +268,7 @@ impl Default for SelfPlayConfig {
             resign_threshold: -0.95,
             resign_consecutive: 3,
             resign_playout_fraction: 0.1,
+            policy_surprise_weight: 0.0,
             cache_size: 0,
             search: SearchParams { use_gumbel: true, gumbel_k: 16, ..SearchParams::default() },
             opponent: Opponents::default(),
@@ -576,6 +582,9 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.resign_playout_fraction) {
             return bad("selfplay.resign-playout-fraction", "must be in [0, 1]");
         }
+        if !(0.0..=1.0).contains(&s.policy_surprise_weight) {
+            return bad("selfplay.policy-surprise-weight", "must be in [0, 1]");
+        }
         if s.max_plies == 0 {
             return bad("selfplay.max-plies", "must be above 0");
         }
@@ -642,6 +651,7 @@ impl RunConfig {
             ("selfplay.temperature", f64::from(s.temperature)),
             ("selfplay.resign-threshold", f64::from(s.resign_threshold)),
             ("selfplay.resign-playout-fraction", s.resign_playout_fraction),
+            ("selfplay.policy-surprise-weight", s.policy_surprise_weight),
             ("selfplay.opponent-fraction", s.opponent_fraction),
             ("selfplay.search.c-puct", f64::from(p.c_puct)),
             ("selfplay.search.fpu-reduction", f64::from(p.fpu_reduction)),
@@ -775,6 +785,7 @@ mod tests {
             ("cpu", DEFAULT_CONFIG),
             ("smoke", include_str!("../../../configs/smoke.toml")),
             ("gpu", include_str!("../../../configs/gpu.toml")),
+            ("levers/surprise", include_str!("../../../configs/levers/surprise.toml")),
         ] {
             let config = RunConfig::from_toml(text).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
             config.variant(None).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
@@ -815,6 +826,14 @@ mod tests {
             RunConfig::from_toml("[selfplay]\nattacker-visits-scale = 4.0\n").unwrap().selfplay.attacker_visits_scale,
             4.0
         );
+        for share in ["-0.1", "1.5", "nan"] {
+            let e = RunConfig::from_toml(&format!("[selfplay]\npolicy-surprise-weight = {share}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("selfplay.policy-surprise-weight"), "{share}: {e}");
+        }
+        let config = RunConfig::from_toml("[selfplay]\npolicy-surprise-weight = 0.5\n").unwrap();
+        assert_eq!(config.selfplay.policy_surprise_weight, 0.5);
     }
 
     /// Every float of `value` with its dotted key, tables walked in order.

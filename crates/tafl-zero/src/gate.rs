@@ -107,7 +107,7 @@ pub fn gate(
         };
         observer.stage(&format!("gate {candidate} vs {best}"), 2 * pairs as u64, "games");
         let progress = |p: &tafl_arena::Progress| observer.progress(p.done as u64, &p.message);
-        let results = run_match(&a, &b, &arena, factory, &progress).map_err(|e| ZeroError::Arena(e.to_string()))?;
+        let results = run_match(&a, &b, &arena, factory, &progress)?;
         observer.finish();
         let pairing = results.pairings.first().copied().unwrap_or_default();
         let total = pairing.total();

@@ -211,17 +211,14 @@ pub fn teacher_games(
     observer: &dyn Observer,
 ) -> Result<String, ZeroError> {
     let games = warm.teacher_games;
-    let limits =
-        teacher.limits().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
-    factory
-        .build(teacher, seed)
-        .map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", teacher.name)))?;
-    let defender_limits = defenders_spec
-        .limits()
-        .map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", defenders_spec.name)))?;
-    factory
-        .build(defenders_spec, seed)
-        .map_err(|e| ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", defenders_spec.name)))?;
+    let bad = |key: &'static str, spec: &PlayerSpec| {
+        let spec = spec.name.clone();
+        move |source| ZeroError::Spec { key, spec, source }
+    };
+    let limits = teacher.limits().map_err(bad("warm-start.teacher", teacher))?;
+    factory.build(teacher, seed).map_err(bad("warm-start.teacher", teacher))?;
+    let defender_limits = defenders_spec.limits().map_err(bad("warm-start.teacher-defenders", defenders_spec))?;
+    factory.build(defenders_spec, seed).map_err(bad("warm-start.teacher-defenders", defenders_spec))?;
     let openings = random_openings(variant, games, warm.teacher_opening_plies, seed);
     let next = AtomicUsize::new(0);
     let lines: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());

@@ -55,9 +55,47 @@ pub enum ZeroError {
         /// Why.
         message: String,
     },
+    /// A player spec of the config (`key`) does not parse or build.
+    #[error("{key} `{spec}`: {source}")]
+    Spec {
+        /// The config key, as `table.key`.
+        key: &'static str,
+        /// The spec as written.
+        spec: String,
+        /// Why.
+        source: tafl_arena::SpecError,
+    },
     /// A match could not run.
     #[error("arena: {0}")]
-    Arena(String),
+    Arena(#[from] tafl_arena::ArenaError),
+    /// The run has no model yet to play or to train from.
+    #[error("the run has no model")]
+    NoModel,
+    /// No sample of the replay window loads.
+    #[error("no sample in the replay window loads")]
+    EmptyWindow,
+    /// The trainer found no new samples to train on, and nothing stopped it.
+    #[error("the trainer found nothing to train on")]
+    NothingToTrain,
+    /// A model id to publish is taken, or no free one was found.
+    #[error("{run}: {message}")]
+    ModelId {
+        /// The run's location.
+        run: String,
+        /// Which id, and why.
+        message: String,
+    },
+    /// The trainer's batch does not fit the net.
+    #[error("training batch: {0}")]
+    Batch(#[from] tafl_nn::train::BatchError),
+    /// A plot could not be drawn.
+    #[error("plot {path}: {message}")]
+    Plot {
+        /// The plot's file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// A shard could not be written.
     #[error(transparent)]
     Shard(#[from] tafl_run::shard::ShardError),
@@ -76,9 +114,6 @@ pub enum ZeroError {
         /// `losses` or `weights`.
         what: &'static str,
     },
-    /// Something else that stops the stage.
-    #[error("{0}")]
-    Other(String),
 }
 
 impl ZeroError {

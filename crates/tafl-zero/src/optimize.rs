@@ -104,7 +104,7 @@ fn publish_next_id(
             Err(e) => return Err(model_error(&id)(e)),
         }
     }
-    Err(ZeroError::Other(format!("{}: no free model id after {parent}", run.location())))
+    Err(ZeroError::ModelId { run: run.location(), message: format!("no free model id after {parent}") })
 }
 
 fn model_error(id: &str) -> impl FnOnce(CheckpointError) -> ZeroError + '_ {
@@ -154,7 +154,7 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
     }
     let dir = tafl_players::players::resolve_model(source);
     let loaded = checkpoint::load(&dir, &expected_for(variant), &tafl_nn::device())
-        .map_err(|e| ZeroError::Other(format!("--init-from {}: {e}", dir.display())))?;
+        .map_err(|e| ZeroError::Model { id: format!("--init-from {}", dir.display()), message: e.to_string() })?;
     if !loaded.model.weights_finite() {
         return Err(ZeroError::NotFinite { model: format!("--init-from {}", dir.display()), what: "weights" });
     }
@@ -164,7 +164,7 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
     checkpoint::save(&run.model_dir(&id), &loaded.model, &loaded.config, &info.into_meta(variant.name()), None)
         .map_err(model_error(&id))?;
     if run.publish_model(&id)? == Put::Exists {
-        return Err(ZeroError::Other(format!("{}: model {id} exists already", run.location())));
+        return Err(ZeroError::ModelId { run: run.location(), message: format!("model {id} exists already") });
     }
     run.set_best(&id)?;
     Ok(Some(id))
@@ -371,7 +371,7 @@ pub fn train_round(
     // Not the resume point's checkpoint loaded in between: only the shards' I/O and decoding.
     let ingest_seconds = listing_seconds + reading.elapsed().as_secs_f64();
     if samples.is_empty() {
-        return Err(ZeroError::Other("no sample in the replay window loads".into()));
+        return Err(ZeroError::EmptyWindow);
     }
     let loaded = samples.len() as u64;
     let max_weight = samples.iter().map(|s| s.weight).fold(0.0f32, f32::max);
@@ -454,7 +454,7 @@ pub fn train_round(
         let arrays = encode_batch(&batch, variant, o.symmetries, o.value_mix, &mut rng);
         let tensors =
             TrainBatch::from_slices(&net_config, &arrays.planes, &arrays.policy, &arrays.legal, &arrays.value, &device)
-                .map_err(|e| ZeroError::Other(format!("training batch: {e}")))?;
+?;
         let lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
         trainer.set_learning_rate(lr);
         let stats = trainer.step(&tensors);

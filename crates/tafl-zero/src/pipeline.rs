@@ -132,7 +132,7 @@ impl Run {
     /// The best model does not load, or a shard cannot be written.
     pub fn selfplay(&self, games: u64, observer: &dyn Observer) -> Result<SelfPlayStats, ZeroError> {
         ensure_initial_model(&self.dir, &self.config, self.variant)?;
-        let best = self.dir.best_model().ok_or_else(|| ZeroError::Other("the run has no model".into()))?;
+        let best = self.dir.best_model().ok_or(ZeroError::NoModel)?;
         let sp = &self.config.selfplay;
         let evaluator = NetEvaluator::load(&self.dir.model_dir(&best), &expected_for(self.variant))
             .map_err(|e| ZeroError::Model { id: best.clone(), message: e.to_string() })?
@@ -200,7 +200,7 @@ impl Run {
         let mut selfplay = SelfPlay::new(self.variant, sp, seed);
         if sp.opponent_fraction > 0.0 {
             for spec in specs {
-                let bad = |e: tafl_arena::SpecError| ZeroError::Arena(format!("selfplay.opponent `{spec}`: {e}"));
+                let bad = |source| ZeroError::Spec { key: "selfplay.opponent", spec: spec.clone(), source };
                 selfplay = selfplay.with_opponent(spec.parse().map_err(bad)?, &self.factory).map_err(bad)?;
             }
         }
@@ -285,10 +285,10 @@ impl Run {
         for source in &w.records {
             let (text, name) = if source == "human" {
                 if self.variant.name() != "copenhagen" {
-                    return Err(ZeroError::Other(format!(
-                        "warm-start.records: `human` holds Copenhagen 11x11 games, not {}",
-                        self.variant.name()
-                    )));
+                    return Err(ZeroError::Config(crate::ConfigError::Invalid {
+                        key: "warm-start.records",
+                        message: format!("`human` holds Copenhagen 11x11 games, not {}", self.variant.name()),
+                    }));
                 }
                 (HUMAN_COPENHAGEN.to_string(), "human Copenhagen games".to_string())
             } else {
@@ -300,12 +300,14 @@ impl Run {
         }
         if !w.teacher.is_empty() && w.teacher_games > 0 {
             let teacher: tafl_arena::PlayerSpec =
-                w.teacher.parse().map_err(|e| ZeroError::Arena(format!("warm-start.teacher `{}`: {e}", w.teacher)))?;
+                w.teacher.parse().map_err(|source| ZeroError::Spec { key: "warm-start.teacher", spec: w.teacher.clone(), source })?;
             let defenders: tafl_arena::PlayerSpec = if w.teacher_defenders.is_empty() {
                 teacher.clone()
             } else {
-                w.teacher_defenders.parse().map_err(|e| {
-                    ZeroError::Arena(format!("warm-start.teacher-defenders `{}`: {e}", w.teacher_defenders))
+                w.teacher_defenders.parse().map_err(|source| ZeroError::Spec {
+                    key: "warm-start.teacher-defenders",
+                    spec: w.teacher_defenders.clone(),
+                    source,
                 })?
             };
             let seed = self.config.run.seed ^ 0x7EAC_4E55;
@@ -421,7 +423,7 @@ impl Run {
                 observer.info("stopping: time is up");
                 break;
             }
-            let latest = self.dir.latest_model().ok_or_else(|| ZeroError::Other("the run has no model".into()))?;
+            let latest = self.dir.latest_model().ok_or(ZeroError::NoModel)?;
             let info = self.dir.model_info(&latest, &expected)?;
             if info.iteration > 0 && self.dir.arena_result(&gate_result_name(&latest)).is_none() {
                 self.gate(Some(&latest), observer)?;
@@ -455,7 +457,7 @@ impl Run {
                 continue;
             }
             if self.optimize(observer, false)?.is_none() && !observer.should_stop() {
-                return Err(ZeroError::Other("the trainer found nothing to train on".into()));
+                return Err(ZeroError::NothingToTrain);
             }
         }
         Ok(())

@@ -23,7 +23,7 @@ const COLOURS: [RGBColor; 6] = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
 /// # Errors
 /// The file cannot be written.
 pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), ZeroError> {
-    let err = |e: &dyn std::fmt::Display| ZeroError::Other(format!("plot {}: {e}", path.display()));
+    let err = |e: &dyn std::fmt::Display| ZeroError::Plot { path: path.to_path_buf(), message: e.to_string() };
     let points = || series.iter().flat_map(|(_, p)| p.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in points() {

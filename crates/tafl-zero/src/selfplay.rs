@@ -187,6 +187,8 @@ struct Slot {
     /// The running search is a full one.
     full: bool,
     samples: Vec<Sample>,
+    /// Per sample, how far the search's target moved from the net's policy ([`surprise`]).
+    surprise: Vec<f32>,
     /// No resignation in this game.
     playout: bool,
     /// Consecutive full searches below the threshold, per side (attackers, defenders).
@@ -269,6 +271,7 @@ impl<'a> SelfPlay<'a> {
             search,
             full: false,
             samples: Vec::new(),
+            surprise: Vec::new(),
             playout,
             low: [0; 2],
             would_resign: None,
@@ -409,6 +412,7 @@ impl<'a> SelfPlay<'a> {
                 sample.policy = kept.iter().map(|&(m, p)| (tafl_nn::move_index(m, size) as u16, p / total)).collect();
                 sample.root_value = result.root_value;
                 slot.samples.push(sample);
+                slot.surprise.push(surprise(&kept, total, &slot.search.root_priors()));
             }
             // Resignation looks at full searches only: cheap ones are too noisy.
             let low = &mut slot.low[side_index(side)];
@@ -482,8 +486,10 @@ impl<'a> SelfPlay<'a> {
             }
         };
         let mut samples = std::mem::take(&mut slot.samples);
-        for s in &mut samples {
+        let weights = surprise_weights(&std::mem::take(&mut slot.surprise), self.config.policy_surprise_weight);
+        for (s, w) in samples.iter_mut().zip(weights) {
             s.set_outcome(winner);
+            s.weight *= w;
         }
         let false_resignation = slot.would_resign.map(|side| winner != Some(side.opponent()));
         FinishedGame {
@@ -496,6 +502,34 @@ impl<'a> SelfPlay<'a> {
             opponent,
         }
     }
+}
+
+/// How much a search learnt at the root: the KL divergence of its target (`kept`, summing to
+/// `total`) from the net's policy there (`priors`, the root's moves in the same order or a
+/// superset of them).
+fn surprise(kept: &[(Move, f32)], total: f32, priors: &[(Move, f32)]) -> f32 {
+    let prior = |m: Move| priors.iter().find(|&&(p, _)| p == m).map_or(0.0, |&(_, p)| p);
+    let kl: f32 = kept
+        .iter()
+        .map(|&(m, p)| {
+            let target = p / total;
+            target * (target / prior(m).max(1e-6)).ln()
+        })
+        .sum();
+    // A target of rounded probabilities can come out a hair below zero.
+    kl.max(0.0)
+}
+
+/// Sample weights of one game under policy-surprise weighting: `share` of the game's total
+/// weight (one per sample) spread in proportion to `surprise`, the rest evenly. With no
+/// surprise at all every sample keeps weight 1.
+fn surprise_weights(surprise: &[f32], share: f64) -> Vec<f32> {
+    let total: f64 = surprise.iter().map(|&s| f64::from(s)).sum();
+    if share == 0.0 || total <= 0.0 || !total.is_finite() {
+        return vec![1.0; surprise.len()];
+    }
+    let n = surprise.len() as f64;
+    surprise.iter().map(|&s| ((1.0 - share) + share * n * f64::from(s) / total) as f32).collect()
 }
 
 /// A game as an archive line: plies with their captures, capture counts per side, the result
@@ -563,6 +597,53 @@ mod tests {
             }
         }
         assert_eq!(stats.samples, games.iter().map(|g| g.samples.len() as u64).sum::<u64>());
+    }
+
+    #[test]
+    fn surprise_is_the_divergence_of_the_target_from_the_prior() {
+        let moves: Vec<Move> = Game::new(Variant::preset("brandubh").unwrap()).legal_moves().into_iter().take(3).collect();
+        let priors = vec![(moves[0], 0.5), (moves[1], 0.25), (moves[2], 0.25)];
+        assert!(surprise(&priors, 1.0, &priors).abs() < 1e-6, "a target equal to the prior: no surprise");
+        // Unnormalised targets are normalised by `total` first.
+        let doubled: Vec<(Move, f32)> = priors.iter().map(|&(m, p)| (m, 2.0 * p)).collect();
+        assert!(surprise(&doubled, 2.0, &priors).abs() < 1e-6);
+        let sure = surprise(&[(moves[1], 1.0)], 1.0, &priors);
+        assert!((sure - 4f32.ln()).abs() < 1e-5, "all mass on a 1/4 move: ln 4, got {sure}");
+        assert!(sure > surprise(&[(moves[0], 1.0)], 1.0, &priors), "the less expected move surprises more");
+    }
+
+    #[test]
+    fn surprise_weights_keep_the_game_total_and_follow_the_surprise() {
+        assert_eq!(surprise_weights(&[0.1, 2.0, 0.5], 0.0), vec![1.0; 3]);
+        assert_eq!(surprise_weights(&[0.0, 0.0], 0.5), vec![1.0; 2], "no surprise: even weights");
+        let w = surprise_weights(&[0.0, 1.0, 3.0], 0.5);
+        assert!((w.iter().sum::<f32>() - 3.0).abs() < 1e-5, "{w:?}");
+        assert!((w[0] - 0.5).abs() < 1e-6 && (w[1] - 0.875).abs() < 1e-6 && (w[2] - 1.625).abs() < 1e-6, "{w:?}");
+        let all = surprise_weights(&[1.0, 3.0], 1.0);
+        assert!((all[0] - 0.5).abs() < 1e-6 && (all[1] - 1.5).abs() < 1e-6, "{all:?}");
+    }
+
+    #[test]
+    fn policy_surprise_weighting_spreads_each_games_weight() {
+        let variant = Variant::preset("brandubh").unwrap();
+        let play = |share: f64| {
+            let config = SelfPlayConfig { policy_surprise_weight: share, ..small_config() };
+            let mut games = Vec::new();
+            SelfPlay::new(variant, &config, 3).play(&UniformEvaluator, 4, &mut |g| games.push(g), &mut |_| true);
+            games
+        };
+        let (plain, weighted) = (play(0.0), play(0.5));
+        assert!(plain.iter().flat_map(|g| &g.samples).all(|s| s.weight == 1.0));
+        // The same seed plays the same games: only the weights differ.
+        assert_eq!(plain.iter().map(|g| &g.record).collect::<Vec<_>>(), weighted.iter().map(|g| &g.record).collect::<Vec<_>>());
+        let mut spread = false;
+        for g in &weighted {
+            let total: f32 = g.samples.iter().map(|s| s.weight).sum();
+            assert!((total - g.samples.len() as f32).abs() < 1e-3, "a game's weights sum to its samples");
+            assert!(g.samples.iter().all(|s| s.weight >= 0.5 - 1e-6), "half the weight is spread evenly");
+            spread |= g.samples.iter().any(|s| (s.weight - 1.0).abs() > 1e-3);
+        }
+        assert!(spread, "a uniform net's policy differs from the search's targets");
     }
 
     /// Plays the first legal move: an opponent whose every move a test can check.
