@@ -61,7 +61,11 @@ pub fn evaluate(
     let me = model_spec(run, model, e.visits, e.batch);
     let mut opponents: Vec<PlayerSpec> = Vec::new();
     for text in &e.opponents {
-        opponents.push(text.parse().map_err(|source| ZeroError::Spec { key: "evaluate.opponents", spec: text.clone(), source })?);
+        opponents.push(text.parse().map_err(|source| ZeroError::Spec {
+            key: "evaluate.opponents",
+            spec: text.clone(),
+            source,
+        })?);
     }
     let earlier: Vec<String> = best_history(run).into_iter().filter(|id| id.as_str() < model).collect();
     for id in pick_previous(&earlier, e.previous) {

@@ -452,9 +452,14 @@ pub fn train_round(
             }
         }
         let arrays = encode_batch(&batch, variant, o.symmetries, o.value_mix, &mut rng);
-        let tensors =
-            TrainBatch::from_slices(&net_config, &arrays.planes, &arrays.policy, &arrays.legal, &arrays.value, &device)
-?;
+        let tensors = TrainBatch::from_slices(
+            &net_config,
+            &arrays.planes,
+            &arrays.policy,
+            &arrays.legal,
+            &arrays.value,
+            &device,
+        )?;
         let lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
         trainer.set_learning_rate(lr);
         let stats = trainer.step(&tensors);

@@ -299,8 +299,11 @@ impl Run {
             log.push(imported(&name, &stats, observer));
         }
         if !w.teacher.is_empty() && w.teacher_games > 0 {
-            let teacher: tafl_arena::PlayerSpec =
-                w.teacher.parse().map_err(|source| ZeroError::Spec { key: "warm-start.teacher", spec: w.teacher.clone(), source })?;
+            let teacher: tafl_arena::PlayerSpec = w.teacher.parse().map_err(|source| ZeroError::Spec {
+                key: "warm-start.teacher",
+                spec: w.teacher.clone(),
+                source,
+            })?;
             let defenders: tafl_arena::PlayerSpec = if w.teacher_defenders.is_empty() {
                 teacher.clone()
             } else {

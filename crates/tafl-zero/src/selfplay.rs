@@ -601,7 +601,8 @@ mod tests {
 
     #[test]
     fn surprise_is_the_divergence_of_the_target_from_the_prior() {
-        let moves: Vec<Move> = Game::new(Variant::preset("brandubh").unwrap()).legal_moves().into_iter().take(3).collect();
+        let moves: Vec<Move> =
+            Game::new(Variant::preset("brandubh").unwrap()).legal_moves().into_iter().take(3).collect();
         let priors = vec![(moves[0], 0.5), (moves[1], 0.25), (moves[2], 0.25)];
         assert!(surprise(&priors, 1.0, &priors).abs() < 1e-6, "a target equal to the prior: no surprise");
         // Unnormalised targets are normalised by `total` first.
@@ -635,7 +636,10 @@ mod tests {
         let (plain, weighted) = (play(0.0), play(0.5));
         assert!(plain.iter().flat_map(|g| &g.samples).all(|s| s.weight == 1.0));
         // The same seed plays the same games: only the weights differ.
-        assert_eq!(plain.iter().map(|g| &g.record).collect::<Vec<_>>(), weighted.iter().map(|g| &g.record).collect::<Vec<_>>());
+        assert_eq!(
+            plain.iter().map(|g| &g.record).collect::<Vec<_>>(),
+            weighted.iter().map(|g| &g.record).collect::<Vec<_>>()
+        );
         let mut spread = false;
         for g in &weighted {
             let total: f32 = g.samples.iter().map(|s| s.weight).sum();
