@@ -7,7 +7,7 @@ use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
 use tafl_nn::bench::{BenchNet, forward_throughput, train_throughput};
 use tafl_nn::evaluator::expected_for;
-use tafl_nn::{INPUT_PLANES, InferencePath, NetEvaluator, TaflNetConfig};
+use tafl_nn::{INPUT_PLANES, InferencePath, NetEvaluator, TACTICAL_INPUT_PLANES, TaflNetConfig};
 use tafl_rules::{Game, Variant};
 use tafl_search::SearchParams;
 use tafl_search::mcts::bench::searches_in_flight_with;
@@ -22,7 +22,8 @@ const EXAMPLES: &str = "Examples:
   RAYON_NUM_THREADS=1 tafl bench nn --batches 256
   tafl bench mcts --net b6c64 --games 256 --visits 32 --seconds 20
   tafl bench mcts --model data/runs/r1 --cache 100000
-  tafl bench mcts --net b4c48 --games 64 --visits 24 --conv stock,fast,winograd";
+  tafl bench mcts --net b4c48 --games 64 --visits 24 --conv stock,fast,winograd
+  tafl bench mcts --net b4c48 --games 64 --visits 32 --conv winograd --tactical-planes";
 
 /// Arguments of `tafl bench`.
 #[derive(Args)]
@@ -67,6 +68,10 @@ struct NetArgs {
     /// evaluators use on the CPU).
     #[arg(long, value_delimiter = ',', default_value = "stock,fast,winograd")]
     conv: Vec<String>,
+    /// A net that also reads the six tactical planes (input encoding version 2, `[net]
+    /// tactical-planes`): what computing them costs a search.
+    #[arg(long)]
+    tactical_planes: bool,
 }
 
 #[derive(Args)]
@@ -168,7 +173,8 @@ impl NetArgs {
             Some(name) => parse_net_name(name).map_err(bad_input)?,
             None => (self.blocks, self.channels),
         };
-        let config = TaflNetConfig::new(usize::from(variant.size()), INPUT_PLANES, blocks, channels);
+        let planes = if self.tactical_planes { TACTICAL_INPUT_PLANES } else { INPUT_PLANES };
+        let config = TaflNetConfig::new(usize::from(variant.size()), planes, blocks, channels);
         Ok((variant, config))
     }
 

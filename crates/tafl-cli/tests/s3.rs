@@ -583,8 +583,7 @@ fn a_worker_killed_mid_upload_leaves_no_object_and_uploads_it_when_restarted() {
     let bytes = store.get(&key).unwrap().unwrap_or_else(|| panic!("{key} never arrived from the spool"));
     let shard = dir.join("uploaded.bin");
     std::fs::write(&shard, &bytes).unwrap();
-    let expect =
-        tafl_run::shard::ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let expect = tafl_run::shard::ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::POLICY_VERSION };
     assert!(tafl_run::shard::read_shard(&shard, &expect).is_ok(), "{key} arrived damaged");
     let _ = std::fs::remove_dir_all(&dir);
 }

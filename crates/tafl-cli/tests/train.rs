@@ -100,7 +100,7 @@ fn train_survives_kill_9_and_completes() {
 
     // Every shard and every model loads; best names one of them.
     let variant = Variant::preset("brandubh").unwrap();
-    let expect = ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let expect = ShardExpect { variant: "brandubh".into(), encoding_version: tafl_nn::POLICY_VERSION };
     let shards = files_with(&run.join("selfplay"), "bin");
     assert!(!shards.is_empty());
     for shard in &shards {
@@ -176,20 +176,17 @@ fn import_turns_records_into_shards_and_refuses_missing_files() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains(": 860 games (attackers/defenders/draws 370/486/4)"), "{stdout}");
-    let expect = ShardExpect { variant: "copenhagen".into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let expect = ShardExpect { variant: "copenhagen".into(), encoding_version: tafl_nn::POLICY_VERSION };
     let samples: usize =
         files_with(&run.join("selfplay/import"), "bin").iter().map(|p| read_shard(p, &expect).unwrap().1.len()).sum();
     assert!(stdout.contains(&format!("{samples} samples")), "{stdout}");
     let _ = std::fs::remove_dir_all(&run);
 }
 
-#[test]
-fn without_a_terminal_every_long_stage_logs_plain_progress_lines() {
-    // The smoke config made smaller: one iteration of every stage, evaluation included.
-    let run = temp_run("log");
-    std::fs::create_dir_all(&run).unwrap();
-    let smoke = std::fs::read_to_string(SMOKE).unwrap();
-    let config = smoke
+/// The smoke config made smaller: one iteration of every stage, evaluation included.
+fn one_small_iteration() -> String {
+    std::fs::read_to_string(SMOKE)
+        .unwrap()
         .replace("iterations = 2", "iterations = 1")
         .replace("games-per-iteration = 64", "games-per-iteration = 16")
         .replace("min-steps = 20", "min-steps = 10")
@@ -197,9 +194,37 @@ fn without_a_terminal_every_long_stage_logs_plain_progress_lines() {
         .replace("enabled = true\ngames = 8", "enabled = true\ngames = 4")
         .replace("every = 2\ngames = 4", "every = 1\ngames = 2")
         .replace("teacher-games = 16", "teacher-games = 8")
-        .replace("steps = 30", "steps = 10");
-    let path = run.join("log.toml");
+        .replace("steps = 30", "steps = 10")
+}
+
+#[test]
+fn a_run_with_the_tactical_planes_trains_them() {
+    let run = temp_run("tactical");
+    std::fs::create_dir_all(&run).unwrap();
+    let path = run.join("tactical.toml");
+    let config = one_small_iteration().replace("[net]\n", "[net]\ntactical-planes = true\n");
+    assert!(config.contains("tactical-planes = true"), "the smoke config has a [net] table");
     std::fs::write(&path, config).unwrap();
+    let out = tafl()
+        .args(["train", "--config", path.to_str().unwrap(), "--run", run.join("r").to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The trained model reads the sixteen planes of encoding version 2, and says so.
+    let model = run.join("r/models/m000001");
+    let config = std::fs::read_to_string(model.join("config.json")).unwrap();
+    assert!(config.contains("\"input_planes\":16") || config.contains("\"input_planes\": 16"), "{config}");
+    let meta = std::fs::read_to_string(model.join("meta.json")).unwrap();
+    assert!(meta.contains("\"encoding_version\":2") || meta.contains("\"encoding_version\": 2"), "{meta}");
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn without_a_terminal_every_long_stage_logs_plain_progress_lines() {
+    let run = temp_run("log");
+    std::fs::create_dir_all(&run).unwrap();
+    let path = run.join("log.toml");
+    std::fs::write(&path, one_small_iteration()).unwrap();
     // Standard error is a pipe here, as under nohup, `| tee` or a batch job.
     let out = tafl()
         .args(["train", "--config", path.to_str().unwrap(), "--run", run.join("r").to_str().unwrap()])

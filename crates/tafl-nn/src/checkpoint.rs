@@ -71,9 +71,9 @@ pub enum CheckpointError {
         found: String,
     },
     /// The checkpoint was trained on another input encoding.
-    #[error("checkpoint uses input encoding version {found}, expected {expected}")]
+    #[error("checkpoint uses input encoding version {found}; this build reads versions 1 to {expected}")]
     WrongEncoding {
-        /// The encoding version asked for.
+        /// The newest encoding version the caller reads.
         expected: u32,
         /// The encoding version in `meta.json`.
         found: u32,
@@ -201,7 +201,7 @@ impl CheckpointMeta {
 pub struct Expected {
     /// The variant the caller plays.
     pub variant: String,
-    /// The input encoding version the caller produces.
+    /// The newest input encoding version the caller produces; it produces every older one too.
     pub encoding_version: u32,
 }
 
@@ -342,7 +342,7 @@ fn decode_meta(path: &Path, bytes: &[u8], expected: &Expected) -> Result<Checkpo
     if meta.variant != expected.variant {
         return Err(CheckpointError::WrongVariant { expected: expected.variant.clone(), found: meta.variant });
     }
-    if meta.encoding_version != expected.encoding_version {
+    if meta.encoding_version == 0 || meta.encoding_version > expected.encoding_version {
         return Err(CheckpointError::WrongEncoding {
             expected: expected.encoding_version,
             found: meta.encoding_version,

@@ -17,6 +17,19 @@
 //! | 8 | plies since the last capture, `min(plies, 100) / 100` in steps of 0.05 |
 //! | 9 | all ones, so that zero-padded convolutions see the edge of the board |
 //!
+//! Version 2 adds [`TACTICAL_PLANES`] planes of what either side could do with its next move,
+//! whoever is to move ([`tafl_rules::tactics`]), for nets that ask for them
+//! ([`TACTICAL_INPUT_PLANES`] inputs); a net of [`INPUT_PLANES`] inputs reads the first ten:
+//!
+//! | plane | content |
+//! |---|---|
+//! | 10 | the squares the king can move to |
+//! | 11 | of those, the ones from which he would reach an escape square: 0.5 for one, 1 for two or more (a fork) |
+//! | 12 | attackers that a defender move would capture |
+//! | 13 | defenders, and the king, that an attacker move would capture |
+//! | 14 | squares where an attacker move would capture |
+//! | 15 | squares where a defender move would capture |
+//!
 //! The value the network predicts is from the side to move's point of view.
 //!
 //! The plies plane moves in steps of five plies, so an evaluation cache keyed by the position,
@@ -32,18 +45,50 @@
 //! [`transform_planes`] and [`transform_policy`] apply a [`tafl_rules::Symmetry`]; its numbering
 //! is the one of [`crate::symmetry`] (checked by the tests), so they delegate to it.
 //!
-//! Change anything here and bump [`ENCODING_VERSION`]: checkpoints record the version they were
-//! trained on and refuse to load under another.
+//! Change anything here and bump [`ENCODING_VERSION`]: checkpoints record the version of the
+//! planes they read ([`version_of`] their number of inputs) and refuse to load under a build
+//! that does not know it.
 
 use tafl_rules::{Game, Move, Piece, Position, Side, Square, Symmetry, Variant};
 
 use crate::{policy, symmetry};
 
-/// Version of the input planes and policy layout; checkpoints record it.
-pub const ENCODING_VERSION: u32 = 1;
+/// The newest version of the input planes this build writes; each version writes the planes of
+/// the ones before it first. The policy layout is the same in all ([`POLICY_VERSION`]).
+pub const ENCODING_VERSION: u32 = 2;
 
-/// Number of input planes.
+/// Version of the policy layout (and of the policy indices in self-play shards).
+pub const POLICY_VERSION: u32 = 1;
+
+/// Input planes of version 1: what a net reads unless it asks for the tactical planes.
 pub const INPUT_PLANES: usize = 10;
+
+/// Planes version 2 adds.
+pub const TACTICAL_PLANES: usize = 6;
+
+/// Input planes of version 2: version 1's and the tactical ones.
+pub const TACTICAL_INPUT_PLANES: usize = INPUT_PLANES + TACTICAL_PLANES;
+
+/// The encoding version whose planes a net of `input_planes` inputs reads; `None` for a
+/// number no version has.
+#[must_use]
+pub const fn version_of(input_planes: usize) -> Option<u32> {
+    match input_planes {
+        INPUT_PLANES => Some(1),
+        TACTICAL_INPUT_PLANES => Some(2),
+        _ => None,
+    }
+}
+
+/// The input planes of encoding `version`; `None` for a version this build does not know.
+#[must_use]
+pub const fn planes_of(version: u32) -> Option<usize> {
+    match version {
+        1 => Some(INPUT_PLANES),
+        2 => Some(TACTICAL_INPUT_PLANES),
+        _ => None,
+    }
+}
 
 /// Plies since the last capture at which the plies plane saturates at 1.
 pub const PLIES_HORIZON: usize = 100;
@@ -61,11 +106,16 @@ const REPEATED_ONCE: usize = 6;
 const REPEATED_TWICE: usize = 7;
 const PLIES: usize = 8;
 const ONES: usize = 9;
+const KING_REACH: usize = 10;
+const ESCAPE_THREATS: usize = 11;
+const CAPTURABLE: usize = 12;
+const CAPTURING: usize = 14;
 
-/// Floats in the encoding of one position on a `size x size` board: `INPUT_PLANES · size²`.
+/// Floats in the encoding of one position with `planes` planes on a `size x size` board:
+/// `planes · size²`.
 #[must_use]
-pub const fn input_len(size: u8) -> usize {
-    INPUT_PLANES * size as usize * size as usize
+pub const fn input_len(size: u8, planes: usize) -> usize {
+    planes * size as usize * size as usize
 }
 
 /// Length of the policy vector on a `size x size` board (4840 for 11x11).
@@ -90,18 +140,27 @@ fn flag(on: bool) -> f32 {
     if on { 1.0 } else { 0.0 }
 }
 
-/// Writes the planes of `position` into `out`.
+/// Writes the planes of `position` into `out`: as many as it holds, [`INPUT_PLANES`] or
+/// [`TACTICAL_INPUT_PLANES`].
 ///
 /// `repetitions` counts the occurrences of the position since the last capture, this one
 /// included (as [`Game::repetitions`]); `plies_since_capture` as [`Game::plies_since_capture`].
 ///
 /// # Panics
-/// If `out.len() != input_len(position.size())`.
+/// If `out.len()` is not `input_len(position.size(), planes)` for one of those two.
 pub fn encode_position(position: &Position, repetitions: usize, plies_since_capture: usize, out: &mut [f32]) {
     let size = position.size();
     let n = usize::from(size);
     let area = n * n;
-    assert_eq!(out.len(), input_len(size), "out must hold INPUT_PLANES * size * size floats");
+    let planes = out.len() / area;
+    assert!(
+        out.len().is_multiple_of(area) && version_of(planes).is_some(),
+        "out must hold {INPUT_PLANES} or {TACTICAL_INPUT_PLANES} planes of {size}x{size}"
+    );
+    let (out, tactical) = out.split_at_mut(INPUT_PLANES * area);
+    if !tactical.is_empty() {
+        encode_tactics(position, tactical);
+    }
     let (board, constants) = out.split_at_mut(DEFENDERS_TO_MOVE * area);
     fill(board, 0.0);
     for (plane, piece) in [(ATTACKERS, Piece::Attacker), (DEFENDERS, Piece::Defender), (KING, Piece::King)] {
@@ -125,22 +184,45 @@ pub fn encode_position(position: &Position, repetitions: usize, plies_since_capt
     fill(&mut constants[plane(ONES)], 1.0);
 }
 
+/// The tactical planes (10 to 15) of `position` into `out`, which holds just those.
+fn encode_tactics(position: &Position, out: &mut [f32]) {
+    let size = position.size();
+    let area = usize::from(size) * usize::from(size);
+    fill(out, 0.0);
+    let plane = |p: usize| (p - INPUT_PLANES) * area;
+    let tactics = tafl_rules::tactics(position);
+    let mut mark = |p: usize, squares: &[Square], value: f32| {
+        for sq in squares {
+            out[plane(p) + sq.index(size) as usize] = value;
+        }
+    };
+    mark(KING_REACH, &tactics.king_reach, 1.0);
+    for (side, (capturable, capturing)) in tactics.capturable.iter().zip(&tactics.capturing).enumerate() {
+        mark(CAPTURABLE + side, capturable, 1.0);
+        mark(CAPTURING + side, capturing, 1.0);
+    }
+    for &(sq, escapes) in &tactics.escape_threats {
+        mark(ESCAPE_THREATS, &[sq], if escapes >= 2 { 1.0 } else { 0.5 });
+    }
+}
+
 /// Writes the planes of the current position of `game` into `out`, with its repetition count
 /// and plies since the last capture.
 ///
 /// # Panics
-/// If `out.len() != input_len(size)`.
+/// As [`encode_position`].
 pub fn encode_game(game: &Game, out: &mut [f32]) {
     encode_position(game.position(), game.repetitions(), game.plies_since_capture(), out);
 }
 
-/// The planes of the current positions of `games`, one after the other.
+/// The `planes` planes ([`INPUT_PLANES`] or [`TACTICAL_INPUT_PLANES`]) of the current positions
+/// of `games`, one after the other.
 ///
 /// # Panics
-/// If the games are not all on boards of `size`.
+/// If the games are not all on boards of `size`, or `planes` is neither.
 #[must_use]
-pub fn encode_games(games: &[&Game], size: u8) -> Vec<f32> {
-    let len = input_len(size);
+pub fn encode_games(games: &[&Game], size: u8, planes: usize) -> Vec<f32> {
+    let len = input_len(size, planes);
     let mut planes = vec![0.0; games.len() * len];
     for (game, out) in games.iter().zip(planes.chunks_exact_mut(len)) {
         assert_eq!(game.position().size(), size, "every game must be on a {size}x{size} board");
@@ -233,7 +315,7 @@ mod tests {
     }
 
     fn encoded(position: &Position, repetitions: usize, plies: usize) -> Vec<f32> {
-        let mut out = vec![f32::NAN; input_len(position.size())];
+        let mut out = vec![f32::NAN; input_len(position.size(), TACTICAL_INPUT_PLANES)];
         encode_position(position, repetitions, plies, &mut out);
         out
     }
@@ -256,7 +338,7 @@ mod tests {
     #[test]
     fn start_position_planes() {
         let game = Game::new(Variant::copenhagen());
-        let mut out = vec![0.0; input_len(11)];
+        let mut out = vec![0.0; input_len(11, INPUT_PLANES)];
         encode_game(&game, &mut out);
         let plane = |p: usize| &out[p * 121..(p + 1) * 121];
         let sum = |p: usize| plane(p).iter().sum::<f32>();
@@ -268,11 +350,54 @@ mod tests {
         assert_eq!((sum(REPEATED_ONCE), sum(REPEATED_TWICE), sum(PLIES)), (0.0, 0.0, 0.0));
         assert_eq!(sum(ONES), 121.0);
         let later = encoded(game.position(), 3, 1000);
-        assert!(later[REPEATED_TWICE * 121..ONES * 121].iter().all(|&v| v == 1.0));
+        assert!(later[REPEATED_TWICE * 121..(ONES + 1) * 121].iter().all(|&v| v == 1.0));
         let early = encoded(game.position(), 2, 12);
         assert_eq!(early[REPEATED_ONCE * 121], 1.0);
         assert_eq!(early[REPEATED_TWICE * 121], 0.0);
         assert_eq!(early[PLIES * 121], 0.1);
+    }
+
+    #[test]
+    fn tactical_planes_extend_the_first_ten() {
+        for game in random_games("copenhagen", 2, 80, 5).iter().step_by(9) {
+            let (position, reps, plies) = (game.position(), game.repetitions(), game.plies_since_capture());
+            let mut short = vec![f32::NAN; input_len(11, INPUT_PLANES)];
+            encode_position(position, reps, plies, &mut short);
+            let long = encoded(position, reps, plies);
+            assert_eq!(short[..], long[..short.len()], "version 2 starts with version 1's planes");
+            let tactics = tafl_rules::tactics(position);
+            let plane = |p: usize| &long[p * 121..(p + 1) * 121];
+            let marked = |p: usize| plane(p).iter().filter(|&&v| v > 0.0).count();
+            let distinct = |squares: &[Square]| squares.iter().collect::<HashSet<_>>().len();
+            assert_eq!(marked(KING_REACH), distinct(&tactics.king_reach));
+            assert_eq!(marked(ESCAPE_THREATS), tactics.escape_threats.len());
+            assert_eq!(marked(CAPTURABLE), distinct(&tactics.capturable[0]));
+            assert_eq!(marked(CAPTURABLE + 1), distinct(&tactics.capturable[1]));
+            assert_eq!(marked(CAPTURING + 1), distinct(&tactics.capturing[1]));
+            // Only squares of the named pieces are capturable.
+            for (i, &v) in plane(CAPTURABLE).iter().enumerate() {
+                assert!(v == 0.0 || plane(ATTACKERS)[i] == 1.0, "square {i} is marked capturable without an attacker");
+            }
+        }
+        // The start: the king is shut in, and nothing can be taken in one move.
+        let start = encoded(Game::new(Variant::copenhagen()).position(), 1, 0);
+        assert!(start[KING_REACH * 121..].iter().all(|&v| v == 0.0));
+    }
+
+    #[test]
+    #[should_panic(expected = "planes")]
+    fn a_plane_count_of_no_version_is_refused() {
+        let mut out = vec![0.0; input_len(11, 12)];
+        encode_position(Game::new(Variant::copenhagen()).position(), 1, 0, &mut out);
+    }
+
+    #[test]
+    fn versions_and_plane_counts_match() {
+        for version in 1..=ENCODING_VERSION {
+            let planes = planes_of(version).expect("every version up to the newest");
+            assert_eq!(version_of(planes), Some(version));
+        }
+        assert_eq!((planes_of(0), planes_of(ENCODING_VERSION + 1), version_of(11)), (None, None, None));
     }
 
     #[test]

@@ -21,13 +21,13 @@ use tafl_search::{Evaluation, Evaluator};
 
 use crate::backend::Device;
 use crate::checkpoint::{self, CheckpointError, Expected};
-use crate::encoding::{ENCODING_VERSION, INPUT_PLANES, encode_games, move_index, plies_bucket};
+use crate::encoding::{ENCODING_VERSION, encode_games, move_index, planes_of, plies_bucket, version_of};
 use crate::model::{PlanesLengthError, Prediction, TaflNet, TaflNetConfig};
 use crate::packed::{InferencePath, PackedNet};
 use crate::policy::softmax_at;
 
 /// What [`checkpoint::load`] should require of a checkpoint for `variant` under this build's
-/// encoding.
+/// encodings (the newest and every one before it).
 #[must_use]
 pub fn expected_for(variant: &Variant) -> Expected {
     Expected { variant: variant.name().to_owned(), encoding_version: ENCODING_VERSION }
@@ -55,10 +55,11 @@ impl NetEvaluator {
     /// mode, no autodiff, on [`InferencePath::default_for_backend`].
     ///
     /// # Panics
-    /// If `config.input_planes` is not [`INPUT_PLANES`]: such a net cannot read this encoding.
+    /// If no encoding version has `config.input_planes` planes ([`version_of`]): such a net
+    /// cannot be fed.
     #[must_use]
     pub fn new(net: TaflNet, config: TaflNetConfig, device: Device) -> Self {
-        assert_eq!(config.input_planes, INPUT_PLANES, "the net must read {INPUT_PLANES} input planes");
+        assert!(version_of(config.input_planes).is_some(), "no encoding has {} input planes", config.input_planes);
         let net = net.valid();
         let path = InferencePath::default_for_backend();
         let packed = pack(&net, &config, path, &device);
@@ -85,9 +86,9 @@ impl NetEvaluator {
     ///
     /// # Errors
     /// Any [`CheckpointError`] of [`checkpoint::load`]; [`CheckpointError::WrongEncoding`] when
-    /// the checkpoint was trained on another encoding than [`ENCODING_VERSION`], whatever
+    /// the checkpoint was trained on an encoding newer than [`ENCODING_VERSION`], whatever
     /// `expected` says; [`CheckpointError::Corrupt`] when its config reads another number of
-    /// input planes.
+    /// input planes than its encoding has.
     pub fn load(dir: &Path, expected: &Expected) -> Result<Self, CheckpointError> {
         let device = crate::backend::device();
         Self::checked(dir, checkpoint::load(dir, expected, &device)?, device)
@@ -108,17 +109,15 @@ impl NetEvaluator {
     }
 
     fn checked(dir: &Path, loaded: checkpoint::Checkpoint, device: Device) -> Result<Self, CheckpointError> {
-        if loaded.meta.encoding_version != ENCODING_VERSION {
-            return Err(CheckpointError::WrongEncoding {
-                expected: ENCODING_VERSION,
-                found: loaded.meta.encoding_version,
-            });
-        }
-        if loaded.config.input_planes != INPUT_PLANES {
+        let version = loaded.meta.encoding_version;
+        let Some(planes) = planes_of(version).filter(|_| version <= ENCODING_VERSION) else {
+            return Err(CheckpointError::WrongEncoding { expected: ENCODING_VERSION, found: version });
+        };
+        if loaded.config.input_planes != planes {
             return Err(CheckpointError::Corrupt {
                 path: dir.join("config.json"),
                 reason: format!(
-                    "{} input planes under encoding version {ENCODING_VERSION}, which has {INPUT_PLANES}",
+                    "{} input planes under encoding version {version}, which has {planes}",
                     loaded.config.input_planes
                 ),
             });
@@ -192,7 +191,7 @@ impl NetEvaluator {
             return Vec::new();
         }
         let size = u8::try_from(self.config.board_size).unwrap_or(u8::MAX);
-        let planes = encode_games(games, size);
+        let planes = encode_games(games, size, self.config.input_planes);
         let prediction =
             self.evaluate_planes(&planes).unwrap_or_else(|e| unreachable!("encode_games writes whole positions: {e}"));
         let moves = self.config.policy_len();
@@ -463,7 +462,7 @@ mod tests {
     #[test]
     fn evaluate_planes_checks_lengths() {
         let evaluator = small_net(Variant::preset("brandubh").expect("preset"));
-        let len = crate::encoding::input_len(7);
+        let len = crate::encoding::input_len(7, crate::INPUT_PLANES);
         let p = evaluator.evaluate_planes(&vec![0.0; 2 * len]).expect("two positions");
         assert_eq!((p.values.len(), p.policy_logits.len()), (2, 2 * crate::encoding::policy_len(7)));
         assert!(evaluator.evaluate_planes(&vec![0.0; len + 1]).is_err());

@@ -33,7 +33,10 @@ pub mod train;
 mod winograd;
 
 pub use backend::{Device, device, training_device};
-pub use encoding::{ENCODING_VERSION, INPUT_PLANES, encode_game, encode_position, index_move, move_index};
+pub use encoding::{
+    ENCODING_VERSION, INPUT_PLANES, POLICY_VERSION, TACTICAL_INPUT_PLANES, encode_game, encode_position, index_move,
+    move_index,
+};
 pub use evaluator::NetEvaluator;
 pub use model::{NetOutput, Prediction, TaflNet, TaflNetConfig};
 pub use packed::{InferencePath, PackedNet};

@@ -404,6 +404,28 @@ impl TaflNet {
         }
     }
 
+    /// This network reading `planes` input planes instead of the `config.input_planes` it was
+    /// built for, and the config that describes it. The stem keeps its weights for the planes
+    /// it had; those of the new planes start at zero, so that it plays exactly as before until
+    /// training finds a use for them: a trained net growing into a newer encoding, whose new
+    /// planes come after the old ones.
+    ///
+    /// # Panics
+    /// If `planes` is fewer than the net reads now.
+    #[must_use]
+    pub fn with_input_planes(mut self, config: &TaflNetConfig, planes: usize) -> (Self, TaflNetConfig) {
+        assert!(planes >= config.input_planes, "a net cannot forget input planes it reads");
+        let weight = self.stem.conv.weight.val();
+        let [out, have, kh, kw] = weight.dims();
+        if planes > have {
+            let zeros = Tensor::zeros([out, planes - have, kh, kw], &weight.device());
+            self.stem.conv.weight = Param::from_tensor(Tensor::cat(vec![weight, zeros], 1));
+        }
+        let mut config = config.clone();
+        config.input_planes = planes;
+        (self, config)
+    }
+
     /// Evaluates positions given as plain planes, `[batch][plane][rank][file]`, on `device`:
     /// what an evaluator does with the planes of the positions a search asks about.
     ///
@@ -483,6 +505,26 @@ mod tests {
         assert!(net.weights_finite());
         assert!(!net.clone().map(&mut Poison(1)).weights_finite());
         assert!(!net.map(&mut Poison(7)).weights_finite());
+    }
+
+    #[test]
+    fn a_net_grown_into_more_planes_plays_as_before() {
+        let config = tiny();
+        let net = config.init(&device());
+        let (positions, area) = (3, 49);
+        let old: Vec<f32> = (0..positions * 5 * area).map(|i| ((i * 7919) % 13) as f32 / 13.0).collect();
+        // The same positions with three more planes each, full of values the old net never saw.
+        let mut new = Vec::new();
+        for position in old.chunks_exact(5 * area) {
+            new.extend_from_slice(position);
+            new.extend((0..3 * area).map(|i| 1.0 + i as f32));
+        }
+        let before = net.valid().predict(&config, &old, &device()).expect("predict");
+        let (grown, grown_config) = net.with_input_planes(&config, 8);
+        assert_eq!(grown_config.input_planes, 8);
+        let after = grown.valid().predict(&grown_config, &new, &device()).expect("predict");
+        assert_eq!(before.values, after.values);
+        assert_eq!(before.policy_logits, after.policy_logits);
     }
 
     #[test]

@@ -9,10 +9,10 @@
 //! against [`TaflNet::forward`] in tract.
 //!
 //! # Input
-//! - `planes`: float32 `[batch, INPUT_PLANES, size, size]`, with a symbolic (dynamic)
-//!   `batch` axis. The planes of [`crate::encoding`] (version [`ENCODING_VERSION`]),
-//!   laid out `[plane][rank][file]`, exactly what [`crate::encode_game`] writes for one
-//!   position.
+//! - `planes`: float32 `[batch, input_planes, size, size]`, with a symbolic (dynamic)
+//!   `batch` axis. The planes of [`crate::encoding`] (the version that has the net's
+//!   `input_planes`, [`crate::encoding::version_of`]), laid out `[plane][rank][file]`,
+//!   exactly what [`crate::encode_game`] writes for one position into that many planes.
 //!
 //! # Outputs
 //! - `policy`: float32 `[batch, policy_len]` with `policy_len = size² · 4(size − 1)` (4840
@@ -28,7 +28,7 @@ use burn_onnx::export::{AxisSpec, ExportError, InputSpec, OnnxExporter};
 use onnx_ir::{Message, ModelProto};
 
 use crate::backend::device;
-use crate::encoding::ENCODING_VERSION;
+use crate::encoding::{ENCODING_VERSION, version_of};
 use crate::model::{TaflNet, TaflNetConfig};
 
 /// Name of the graph's input.
@@ -155,12 +155,13 @@ fn name_boundaries(bytes: &[u8], config: &TaflNetConfig) -> Result<Vec<u8>, Onnx
     graph.name = format!("tafl_{}", config.name());
     model.producer_name = "tafl".into();
     model.doc_string = format!(
-        "TaflNet {} on {size}x{size}, input encoding version {ENCODING_VERSION}: planes \
+        "TaflNet {} on {size}x{size}, input encoding version {version}: planes \
          [batch, {planes}, {size}, {size}] -> policy logits [batch, {policy}], value [batch] in [-1, 1] \
          for the side to move",
         config.name(),
         size = config.board_size,
         planes = config.input_planes,
+        version = version_of(config.input_planes).unwrap_or(ENCODING_VERSION),
         policy = config.policy_len(),
     );
     model.write_to_bytes().map_err(|e| OnnxError::Protobuf(e.to_string()))

@@ -60,7 +60,7 @@ fn positions() -> (Vec<f32>, usize) {
         })
         .collect();
     let refs: Vec<&Game> = games.iter().collect();
-    (encoding::encode_games(&refs, variant.size()), games.len())
+    (encoding::encode_games(&refs, variant.size(), INPUT_PLANES), games.len())
 }
 
 /// Policy logits and values of tract running the ONNX file at `path` on `planes`.

@@ -100,9 +100,9 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     let text = fs::read_to_string(&meta_path).map_err(|e| PlayersError::io(&meta_path, e))?;
     let meta: CheckpointMeta =
         serde_json::from_str(&text).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
-    if meta.encoding_version != tafl_nn::ENCODING_VERSION {
+    if meta.encoding_version == 0 || meta.encoding_version > tafl_nn::ENCODING_VERSION {
         return Err(other(format!(
-            "{}: encoding_version {} but this build plays encoding {}; the bundle would not load",
+            "{}: encoding_version {} but this build plays encodings 1 to {}; the bundle would not load",
             meta_path.display(),
             meta.encoding_version,
             tafl_nn::ENCODING_VERSION
@@ -272,7 +272,14 @@ mod tests {
         let config = TaflNetConfig::new(usize::from(variant.size()), tafl_nn::INPUT_PLANES, 1, 16);
         let net = config.init(&tafl_nn::device());
         let info = ModelInfo { id: "m000000".into(), net: config.name(), ..ModelInfo::default() };
-        checkpoint::save(&run.model_dir("m000000"), &net, &config, &info.into_meta(variant.name()), None).unwrap();
+        checkpoint::save(
+            &run.model_dir("m000000"),
+            &net,
+            &config,
+            &info.into_meta(variant.name(), config.input_planes),
+            None,
+        )
+        .unwrap();
         run.set_best("m000000").unwrap();
         variant
     }

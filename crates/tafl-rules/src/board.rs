@@ -46,6 +46,14 @@ impl<B: Bits> Board<B> {
         Board { attackers: B::ZERO, defenders: B::ZERO, king: B::ZERO, side, hash }
     }
 
+    /// Gives the move to `side` (a pass when it is the other side's turn).
+    pub fn set_side(&mut self, side: Side) {
+        if self.side != side {
+            self.side = side;
+            self.hash ^= SIDE_KEY;
+        }
+    }
+
     /// Puts a piece (0 attacker, 1 defender, 2 king) on an empty square.
     pub fn put(&mut self, kind: usize, index: u32) {
         let b = B::bit(index);

@@ -56,6 +56,7 @@ pub mod replay;
 mod setup;
 mod square;
 mod symmetry;
+mod tactics;
 mod variant;
 mod zobrist;
 
@@ -67,4 +68,5 @@ pub use position::{IllegalMove, MAX_CAPTURES, Played, Position, Squares};
 pub use setup::{Setup, SetupError};
 pub use square::{Direction, MAX_SIZE, Move, Piece, Side, Square};
 pub use symmetry::Symmetry;
+pub use tactics::{Tactics, tactics};
 pub use variant::{Escape, KingCapture, NoMoves, PRESETS, Repetition, Rules, ThroneHostility, Variant, VariantError};

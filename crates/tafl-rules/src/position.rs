@@ -149,6 +149,15 @@ impl Position {
         setup
     }
 
+    /// The same pieces with `side` to move: what that side could do if it were its turn (a
+    /// pass when it is not), for threats one move ahead.
+    #[must_use]
+    pub fn with_side_to_move(&self, side: Side) -> Position {
+        let mut position = *self;
+        with_board_mut!(position, |b, _g| b.set_side(side));
+        position
+    }
+
     /// The variant this position belongs to.
     #[must_use]
     pub fn variant(&self) -> &'static Variant {

@@ -137,7 +137,8 @@ pub struct ShardHeader {
     pub format_version: u32,
     /// The variant's name.
     pub variant: String,
-    /// `tafl_nn::encoding::ENCODING_VERSION` of the policy indices.
+    /// `tafl_nn::encoding::POLICY_VERSION` of the policy indices (positions are stored as
+    /// setups, so the input encoding of the net that trains on them does not matter).
     pub encoding_version: u32,
     /// Board side.
     pub board_size: u8,
@@ -163,7 +164,7 @@ impl ShardHeader {
         ShardHeader {
             format_version: 0,
             variant: variant.name().to_string(),
-            encoding_version: tafl_nn::ENCODING_VERSION,
+            encoding_version: tafl_nn::POLICY_VERSION,
             board_size: variant.size(),
             count: 0,
             games,

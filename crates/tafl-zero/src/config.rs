@@ -110,6 +110,18 @@ pub struct NetSection {
     pub value_channels: usize,
     /// Hidden width of the value head.
     pub value_hidden: usize,
+    /// The net also reads the tactical planes (input encoding version 2: threatened captures,
+    /// the king's reach and escape threats); a run started from a net without them grows
+    /// them in at zero weight.
+    pub tactical_planes: bool,
+}
+
+impl NetSection {
+    /// The input planes of the net this section asks for.
+    #[must_use]
+    pub fn input_planes(&self) -> usize {
+        if self.tactical_planes { tafl_nn::TACTICAL_INPUT_PLANES } else { tafl_nn::INPUT_PLANES }
+    }
 }
 
 impl Default for NetSection {
@@ -121,6 +133,7 @@ impl Default for NetSection {
             policy_channels: 32,
             value_channels: 32,
             value_hidden: 64,
+            tactical_planes: false,
         }
     }
 }
@@ -745,7 +758,7 @@ impl RunConfig {
     #[must_use]
     pub fn net_config(&self, size: u8) -> tafl_nn::TaflNetConfig {
         let n = &self.net;
-        tafl_nn::TaflNetConfig::new(usize::from(size), tafl_nn::encoding::INPUT_PLANES, n.blocks, n.channels)
+        tafl_nn::TaflNetConfig::new(usize::from(size), n.input_planes(), n.blocks, n.channels)
             .with_global_pool_interval(n.global_pool_interval)
             .with_policy_channels(n.policy_channels)
             .with_value_channels(n.value_channels)
@@ -786,6 +799,7 @@ mod tests {
             ("smoke", include_str!("../../../configs/smoke.toml")),
             ("gpu", include_str!("../../../configs/gpu.toml")),
             ("levers/surprise", include_str!("../../../configs/levers/surprise.toml")),
+            ("levers/tactical", include_str!("../../../configs/levers/tactical.toml")),
         ] {
             let config = RunConfig::from_toml(text).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
             config.variant(None).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));

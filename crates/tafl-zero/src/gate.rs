@@ -206,7 +206,7 @@ mod tests {
             &run.model_dir("m000001"),
             &trainer.model(),
             &net_config,
-            &info.into_meta(variant.name()),
+            &info.into_meta(variant.name(), net_config.input_planes),
             None,
         )
         .unwrap();

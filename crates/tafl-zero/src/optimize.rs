@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tafl_nn::checkpoint::{self, CheckpointError};
-use tafl_nn::encoding::{INPUT_PLANES, encode_position, index_move, move_index, policy_len};
+use tafl_nn::encoding::{encode_position, index_move, move_index, policy_len};
 use tafl_nn::evaluator::expected_for;
 use tafl_nn::train::OptimizerKind;
 use tafl_nn::{TrainBatch, TrainConfig, Trainer};
@@ -71,7 +71,7 @@ pub fn learning_rate(config: &OptimizeConfig, iteration: u32, step: u32, steps: 
 /// The shard expectations of a variant under this build's encoding.
 #[must_use]
 pub fn shard_expect(variant: &Variant) -> ShardExpect {
-    ShardExpect { variant: variant.name().to_string(), encoding_version: tafl_nn::ENCODING_VERSION }
+    ShardExpect { variant: variant.name().to_string(), encoding_version: tafl_nn::POLICY_VERSION }
 }
 
 /// Games and samples in the shards.
@@ -124,7 +124,13 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
     let net_config = config.net_config(variant.size());
     let net = net_config.init(&tafl_nn::device());
     let info = ModelInfo { id: id.clone(), created: now(), net: net_config.name(), ..ModelInfo::default() };
-    match checkpoint::save(&run.model_dir(&id), &net, &net_config, &info.into_meta(variant.name()), None) {
+    match checkpoint::save(
+        &run.model_dir(&id),
+        &net,
+        &net_config,
+        &info.into_meta(variant.name(), net_config.input_planes),
+        None,
+    ) {
         Ok(()) | Err(CheckpointError::AlreadyExists(_)) => {}
         Err(e) => return Err(model_error(&id)(e)),
     }
@@ -144,11 +150,18 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
 /// Starts a new run from the trained checkpoint at `source` (a checkpoint directory, a bundle, or
 /// a run directory's best model) instead of a random net and the warm start: it is
 /// written as model 1, the best model, with no optimiser state. The checkpoint's net shape wins
-/// over the config's `[net]`. Returns `None` when the run has a model already (a resumed run).
+/// over the config's `[net]`, but for its input planes: a net of fewer than `planes` grows the
+/// new ones in at zero weight ([`tafl_nn::TaflNet::with_input_planes`]). Returns `None` when
+/// the run has a model already (a resumed run).
 ///
 /// # Errors
 /// The checkpoint does not load or is for another variant; the model cannot be written.
-pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Result<Option<String>, ZeroError> {
+pub fn init_from(
+    run: &RunDir,
+    variant: &'static Variant,
+    source: &Path,
+    planes: usize,
+) -> Result<Option<String>, ZeroError> {
     if run.latest_model().is_some() {
         return Ok(None);
     }
@@ -158,10 +171,14 @@ pub fn init_from(run: &RunDir, variant: &'static Variant, source: &Path) -> Resu
     if !loaded.model.weights_finite() {
         return Err(ZeroError::NotFinite { model: format!("--init-from {}", dir.display()), what: "weights" });
     }
+    let (model, config) = if planes > loaded.config.input_planes {
+        loaded.model.with_input_planes(&loaded.config, planes)
+    } else {
+        (loaded.model, loaded.config)
+    };
     let id = model_id(1);
-    let info =
-        ModelInfo { id: id.clone(), iteration: 1, created: now(), net: loaded.config.name(), ..ModelInfo::default() };
-    checkpoint::save(&run.model_dir(&id), &loaded.model, &loaded.config, &info.into_meta(variant.name()), None)
+    let info = ModelInfo { id: id.clone(), iteration: 1, created: now(), net: config.name(), ..ModelInfo::default() };
+    checkpoint::save(&run.model_dir(&id), &model, &config, &info.into_meta(variant.name(), config.input_planes), None)
         .map_err(model_error(&id))?;
     if run.publish_model(&id)? == Put::Exists {
         return Err(ZeroError::ModelId { run: run.location(), message: format!("model {id} exists already") });
@@ -236,12 +253,14 @@ pub struct BatchArrays {
     pub value: Vec<f32>,
 }
 
-/// Encodes samples under one random symmetry each (or none), with value targets
+/// Encodes samples into `planes` input planes each (the trained net's), under one random
+/// symmetry each (or none), with value targets
 /// `(1 - value_mix) * outcome + value_mix * root value`. Samples whose position does not rebuild
 /// are left out.
 pub fn encode_batch(
     samples: &[&Sample],
     variant: &'static Variant,
+    planes: usize,
     symmetries: bool,
     value_mix: f32,
     rng: &mut impl Rng,
@@ -255,7 +274,7 @@ pub fn encode_batch(
         let sym = if symmetries { Symmetry::new(rng.random_range(0..8u8)) } else { Symmetry::IDENTITY };
         let position = sym.position(&position);
         let start = out.planes.len();
-        out.planes.resize(start + INPUT_PLANES * area, 0.0);
+        out.planes.resize(start + planes * area, 0.0);
         encode_position(
             &position,
             usize::from(sample.repetitions),
@@ -423,7 +442,7 @@ pub fn train_round(
     let first_step = state.step;
     let point_meta =
         ModelInfo { id: format!("{parent} round"), parent: Some(parent.clone()), iteration, ..ModelInfo::default() }
-            .into_meta(variant.name());
+            .into_meta(variant.name(), net_config.input_planes);
     let save_point =
         |state: &RoundState, trainer: &Trainer| resume::save(run, state, trainer, &net_config, point_meta.clone());
     let resume_every = Duration::from_secs_f64(o.resume_every_seconds);
@@ -451,7 +470,7 @@ pub fn train_round(
                 batch.push(s);
             }
         }
-        let arrays = encode_batch(&batch, variant, o.symmetries, o.value_mix, &mut rng);
+        let arrays = encode_batch(&batch, variant, net_config.input_planes, o.symmetries, o.value_mix, &mut rng);
         let tensors = TrainBatch::from_slices(
             &net_config,
             &arrays.planes,
@@ -512,7 +531,7 @@ pub fn train_round(
     // A trainer that took over meanwhile owns the run: this one publishes nothing.
     run.check_fence()?;
     let id = publish_next_id(run, &parent, |id| {
-        let meta = ModelInfo { id: id.to_string(), ..info.clone() }.into_meta(variant.name());
+        let meta = ModelInfo { id: id.to_string(), ..info.clone() }.into_meta(variant.name(), net_config.input_planes);
         checkpoint::save(&run.model_dir(id), &model, &net_config, &meta, Some(trainer.optimizer()))
     })?;
     // The round is a model now: its points have served.
@@ -613,14 +632,15 @@ mod tests {
         let config = RunConfig::from_toml(crate::config::DEFAULT_CONFIG).expect("config");
         ensure_initial_model(&source, &config, brandubh).expect("a net");
         let run = RunDir::open(&base.join("new")).expect("run");
-        let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root())
+        let planes = tafl_nn::INPUT_PLANES;
+        let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root(), planes)
             .expect_err("another variant");
         assert!(e.to_string().contains("--init-from"), "{e}");
-        assert_eq!(init_from(&run, brandubh, source.root()).expect("starts"), Some(model_id(1)));
+        assert_eq!(init_from(&run, brandubh, source.root(), planes).expect("starts"), Some(model_id(1)));
         assert_eq!(run.best_model(), Some(model_id(1)));
         let info = run.model_info(&model_id(1), &expected_for(brandubh)).expect("info");
         assert_eq!((info.iteration, info.parent), (1, None));
-        assert_eq!(init_from(&run, brandubh, source.root()).expect("resumes"), None);
+        assert_eq!(init_from(&run, brandubh, source.root(), planes).expect("resumes"), None);
         let _ = std::fs::remove_dir_all(&base);
     }
 
@@ -630,8 +650,41 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         let run = RunDir::open(&root).expect("run");
         let variant = Variant::preset("copenhagen").expect("preset");
-        let started = init_from(&run, variant, Path::new(tafl_players::builtin::BUILTIN)).expect("starts");
-        assert_eq!(started, Some(model_id(1)));
+        let started = init_from(&run, variant, Path::new(tafl_players::builtin::BUILTIN), tafl_nn::INPUT_PLANES);
+        assert_eq!(started.expect("starts"), Some(model_id(1)));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn the_builtin_net_grows_the_tactical_planes_and_plays_as_before() {
+        use tafl_search::Evaluator;
+        let root = std::env::temp_dir().join(format!("tafl-builtin-tactical-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let run = RunDir::open(&root).expect("run");
+        let variant = Variant::preset("copenhagen").expect("preset");
+        let builtin = Path::new(tafl_players::builtin::BUILTIN);
+        init_from(&run, variant, builtin, tafl_nn::TACTICAL_INPUT_PLANES).expect("starts");
+        let grown = tafl_nn::NetEvaluator::load(&run.model_dir(&model_id(1)), &expected_for(variant)).expect("loads");
+        assert_eq!(grown.config().input_planes, tafl_nn::TACTICAL_INPUT_PLANES);
+        let meta = checkpoint::read_meta(&run.model_dir(&model_id(1)), &expected_for(variant)).expect("meta");
+        assert_eq!(meta.encoding_version, 2);
+        let old = tafl_nn::NetEvaluator::load(&tafl_players::players::resolve_model(builtin), &expected_for(variant))
+            .expect("builtin");
+        assert_eq!(old.config().input_planes, tafl_nn::INPUT_PLANES);
+        // A position with a capture threatened, so that the new planes are not all zero.
+        let mut game = tafl_rules::Game::new(variant);
+        for ply in 0..80 {
+            let t = tafl_rules::tactics(game.position());
+            if !t.capturable[0].is_empty() && !t.capturable[1].is_empty() {
+                break;
+            }
+            let moves = game.legal_moves();
+            assert!(!moves.is_empty() && ply < 79, "no position with threats both ways");
+            game.play(moves[(ply * 7) % moves.len()]).expect("legal");
+        }
+        let (a, b) = (old.evaluate(&[&game]), grown.evaluate(&[&game]));
+        assert!((a[0].value - b[0].value).abs() < 1e-4, "{} vs {}", a[0].value, b[0].value);
+        assert!(a[0].policy.iter().zip(&b[0].policy).all(|(p, q)| (p - q).abs() < 1e-4));
         let _ = std::fs::remove_dir_all(&root);
     }
 
@@ -691,7 +744,7 @@ mod tests {
         sample.value = 1.0;
         game.play_unchecked(m);
         let mut rng = StdRng::seed_from_u64(1);
-        let arrays = encode_batch(&[&sample; 16], variant, true, 0.0, &mut rng);
+        let arrays = encode_batch(&[&sample; 16], variant, tafl_nn::INPUT_PLANES, true, 0.0, &mut rng);
         assert_eq!(arrays.value.len(), 16);
         let moves = policy_len(7);
         for row in 0..16 {
@@ -705,7 +758,7 @@ mod tests {
         // The value target mixes the outcome with the search's root value.
         sample.root_value = -1.0;
         assert!(arrays.value.iter().all(|&v| v == 1.0));
-        let mixed = encode_batch(&[&sample; 2], variant, true, 0.25, &mut rng);
+        let mixed = encode_batch(&[&sample; 2], variant, tafl_nn::INPUT_PLANES, true, 0.25, &mut rng);
         assert_eq!(mixed.value, vec![0.5, 0.5]);
     }
 }

@@ -112,7 +112,7 @@ impl Run {
     /// # Errors
     /// The checkpoint does not load or is for another variant.
     pub fn init_from(&self, source: &Path, observer: &dyn Observer) -> Result<(), ZeroError> {
-        match crate::optimize::init_from(&self.dir, self.variant, source)? {
+        match crate::optimize::init_from(&self.dir, self.variant, source, self.config.net.input_planes())? {
             Some(id) => observer.info(&format!("{id}: started from {} (no warm start)", source.display())),
             None => observer.info(&format!("--init-from {}: the run has models already; resuming", source.display())),
         }

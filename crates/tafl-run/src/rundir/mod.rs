@@ -457,7 +457,7 @@ mod tests {
             games_total: 10,
             ..ModelInfo::default()
         };
-        let meta = info.clone().into_meta("brandubh");
+        let meta = info.clone().into_meta("brandubh", tafl_nn::INPUT_PLANES);
         assert_eq!(ModelInfo::from_meta(&meta), info);
     }
 }

@@ -35,10 +35,12 @@ pub struct ModelInfo {
 }
 
 impl ModelInfo {
-    /// The fields as checkpoint metadata.
+    /// The fields as checkpoint metadata, for a net of `input_planes` inputs (which say the
+    /// encoding version it reads).
     #[must_use]
-    pub fn into_meta(self, variant: &str) -> CheckpointMeta {
-        let mut meta = CheckpointMeta::new(variant, tafl_nn::ENCODING_VERSION);
+    pub fn into_meta(self, variant: &str, input_planes: usize) -> CheckpointMeta {
+        let version = tafl_nn::encoding::version_of(input_planes).unwrap_or(tafl_nn::ENCODING_VERSION);
+        let mut meta = CheckpointMeta::new(variant, version);
         if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(&self) {
             meta.extra.extend(map);
         }
