@@ -355,7 +355,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn small_net(variant: &Variant) -> NetEvaluator {
-        let config = TaflNetConfig::new(usize::from(variant.size()), INPUT_PLANES, 2, 8).with_global_pool_interval(2);
+        let config = TaflNetConfig::new(usize::from(variant.size()), crate::INPUT_PLANES, 2, 8).with_global_pool_interval(2);
         let d = device();
         NetEvaluator::new(config.init(&d), config, d)
     }
@@ -447,7 +447,15 @@ mod tests {
         let evaluator = small_net(variant);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let dir = std::env::temp_dir().join(format!("tafl-nn-evaluator-{}-{nanos}", std::process::id()));
-        let meta = CheckpointMeta::new(variant.name(), ENCODING_VERSION);
+        // A ten-plane net under version 2's name does not load: its planes would not match.
+        let mislabelled = dir.with_extension("v2");
+        let meta = CheckpointMeta::new(variant.name(), 2);
+        checkpoint::save(&mislabelled, &evaluator.net(), evaluator.config(), &meta, None).expect("save");
+        let refused = NetEvaluator::load(&mislabelled, &expected_for(variant));
+        let _ = std::fs::remove_dir_all(&mislabelled);
+        assert!(matches!(refused, Err(CheckpointError::Corrupt { .. })), "{refused:?}");
+        let version = version_of(evaluator.config().input_planes).expect("a known plane count");
+        let meta = CheckpointMeta::new(variant.name(), version);
         checkpoint::save(&dir, &evaluator.net(), evaluator.config(), &meta, None).expect("save");
         let loaded = NetEvaluator::load(&dir, &expected_for(variant));
         let wrong = NetEvaluator::load(&dir, &expected_for(Variant::preset("tablut").expect("preset")));

@@ -319,7 +319,7 @@ fn temp_dir(name: &str) -> PathBuf {
 fn tiny_net(dir: &Path, variant: &'static tafl_rules::Variant) {
     let config = tafl_nn::TaflNetConfig::new(usize::from(variant.size()), tafl_nn::INPUT_PLANES, 1, 8);
     let net = config.init(&tafl_nn::device());
-    let meta = tafl_nn::checkpoint::CheckpointMeta::new(variant.name(), tafl_nn::ENCODING_VERSION);
+    let meta = tafl_nn::checkpoint::CheckpointMeta::new(variant.name(), 1);
     tafl_nn::checkpoint::save(dir, &net, &config, &meta, None).expect("saving a checkpoint");
 }
 

@@ -175,6 +175,7 @@ mod tests {
             policy_channels: 2,
             value_channels: 2,
             value_hidden: 8,
+            tactical_planes: false,
         };
         crate::optimize::ensure_initial_model(&run, &config, variant).unwrap();
         // One step at a NaN learning rate: every weight it touches is NaN.
