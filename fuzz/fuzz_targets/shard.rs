@@ -24,15 +24,17 @@ fn wrapped(variant: &Variant, payload: &[u8]) -> Vec<u8> {
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
     let variant = Variant::preset("brandubh").unwrap_or_else(|| unreachable!("a preset"));
-    let expect = ShardExpect { variant: variant.name().into(), encoding_version: tafl_nn::ENCODING_VERSION };
+    let expect = ShardExpect { variant: variant.name().into(), encoding_version: tafl_nn::POLICY_VERSION };
     let bytes = if mode % 2 == 1 { wrapped(variant, rest) } else { rest.to_vec() };
     let Ok((header, samples)) = decode_shard(Path::new(PATH), &bytes, &expect) else { return };
     assert_eq!(header.count, samples.len() as u64);
     let refs: Vec<_> = samples.iter().collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(u64::from(mode));
-    let batch = tafl_zero::optimize::encode_batch(&refs, variant, mode & 2 == 2, 0.25, &mut rng);
+    // Both encodings: the tactical planes play every move of both sides from each position.
+    let planes = if mode & 4 == 4 { tafl_nn::TACTICAL_INPUT_PLANES } else { tafl_nn::INPUT_PLANES };
+    let batch = tafl_zero::optimize::encode_batch(&refs, variant, planes, mode & 2 == 2, 0.25, &mut rng);
     let rows = batch.value.len();
     assert!(rows <= samples.len());
-    assert_eq!(batch.planes.len(), rows * tafl_nn::INPUT_PLANES * 49);
+    assert_eq!(batch.planes.len(), rows * planes * 49);
     assert_eq!(batch.policy.len(), batch.legal.len());
 });

@@ -355,7 +355,8 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn small_net(variant: &Variant) -> NetEvaluator {
-        let config = TaflNetConfig::new(usize::from(variant.size()), crate::INPUT_PLANES, 2, 8).with_global_pool_interval(2);
+        let config =
+            TaflNetConfig::new(usize::from(variant.size()), crate::INPUT_PLANES, 2, 8).with_global_pool_interval(2);
         let d = device();
         NetEvaluator::new(config.init(&d), config, d)
     }
