@@ -110,7 +110,7 @@ impl NetEvaluator {
 
     fn checked(dir: &Path, loaded: checkpoint::Checkpoint, device: Device) -> Result<Self, CheckpointError> {
         let version = loaded.meta.encoding_version;
-        let Some(planes) = planes_of(version).filter(|_| version <= ENCODING_VERSION) else {
+        let Some(planes) = planes_of(version) else {
             return Err(CheckpointError::WrongEncoding { expected: ENCODING_VERSION, found: version });
         };
         if loaded.config.input_planes != planes {

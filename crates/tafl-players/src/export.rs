@@ -100,7 +100,7 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     let text = fs::read_to_string(&meta_path).map_err(|e| PlayersError::io(&meta_path, e))?;
     let meta: CheckpointMeta =
         serde_json::from_str(&text).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
-    if meta.encoding_version == 0 || meta.encoding_version > tafl_nn::ENCODING_VERSION {
+    if tafl_nn::encoding::planes_of(meta.encoding_version).is_none() {
         return Err(other(format!(
             "{}: encoding_version {} but this build plays encodings 1 to {}; the bundle would not load",
             meta_path.display(),

@@ -86,12 +86,8 @@ trait KingMoves {
 
 impl KingMoves for Position {
     fn legal_moves_from(&self, from: Square) -> Vec<Move> {
-        let mut setup = self.to_setup();
-        if let Some(piece) = self.piece_at(from) {
-            setup.side_to_move = piece.side();
-        }
-        let Ok(position) = Position::from_setup(self.variant(), &setup) else { return Vec::new() };
-        position.legal_moves().iter().copied().filter(|m| m.from == from).collect()
+        let Some(piece) = self.piece_at(from) else { return Vec::new() };
+        self.with_side_to_move(piece.side()).legal_moves().iter().copied().filter(|m| m.from == from).collect()
     }
 }
 

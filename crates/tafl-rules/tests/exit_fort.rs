@@ -9,23 +9,7 @@ use std::collections::BTreeSet;
 use common::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tafl_rules::{Game, Move, Outcome, Piece, Position, Reason, Side, Square, Symmetry, Variant};
-
-const A: Side = Side::Attackers;
-const D: Side = Side::Defenders;
-
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
-
-fn won(winner: Side, reason: Reason) -> Outcome {
-    Outcome::Decided { winner, reason }
-}
-
-fn variant(toml: &str) -> &'static Variant {
-    Variant::from_toml(toml).expect("variant").leak()
-}
+use tafl_rules::{Game, Move, Outcome, Piece, Position, Reason, Square, Symmetry, Variant};
 
 // ----- 8. exit fort ----------------------------------------------------------------------------
 

@@ -7,23 +7,7 @@
 mod common;
 
 use common::*;
-use tafl_rules::{Game, Outcome, Reason, Side, Variant};
-
-const A: Side = Side::Attackers;
-const D: Side = Side::Defenders;
-
-fn won(winner: Side, reason: Reason) -> Outcome {
-    Outcome::Decided { winner, reason }
-}
-
-fn variant(toml: &str) -> &'static Variant {
-    Variant::from_toml(toml).expect("variant").leak()
-}
-
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
+use tafl_rules::{Game, Outcome, Reason, Side};
 
 /// Plays `moves` in order; the game must stay on until the last.
 fn play_all(g: &mut Game, moves: &[&str]) {

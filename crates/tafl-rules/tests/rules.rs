@@ -4,23 +4,7 @@
 mod common;
 
 use common::*;
-use tafl_rules::{Game, Outcome, Piece, Position, Reason, Side, Variant};
-
-const A: Side = Side::Attackers;
-const D: Side = Side::Defenders;
-
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
-
-fn won(winner: Side, reason: Reason) -> Outcome {
-    Outcome::Decided { winner, reason }
-}
-
-fn variant(toml: &str) -> &'static Variant {
-    Variant::from_toml(toml).expect("variant").leak()
-}
+use tafl_rules::{Game, Outcome, Piece, Position, Reason, Variant};
 
 // ----- 1. restricted squares -------------------------------------------------------------------
 

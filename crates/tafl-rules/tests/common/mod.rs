@@ -2,7 +2,28 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 #![allow(dead_code)]
 
-use tafl_rules::{Game, Move, Piece, Played, Position, Setup, Side, Square, Variant, parse_move, parse_square};
+use tafl_rules::{
+    Game, Move, Outcome, Piece, Played, Position, Reason, Setup, Side, Square, Variant, parse_move, parse_square,
+};
+
+pub const A: Side = Side::Attackers;
+pub const D: Side = Side::Defenders;
+
+/// A win for `winner` by `reason`.
+pub fn won(winner: Side, reason: Reason) -> Outcome {
+    Outcome::Decided { winner, reason }
+}
+
+/// A variant from a TOML text, leaked for the `'static` a position wants.
+pub fn variant(toml: &str) -> &'static Variant {
+    Variant::from_toml(toml).expect("variant").leak()
+}
+
+/// `v` in order, for comparing lists of moves or squares as sets.
+pub fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
 
 /// A position from a piece list such as `"X: d4 f4  O: e4  K: e1"` (X attackers, O defenders,
 /// K king), with `side` to move.
