@@ -120,7 +120,7 @@ fn train_survives_kill_9_and_completes() {
     // The warm start's teacher games were imported once, and nothing half-written is left.
     assert!(!files_with(&dir.import_dir(), "bin").is_empty());
     assert!(!run.join("selfplay/.import-partial").exists());
-    assert!(dir.arena_result("gate-m000002.json").is_some());
+    assert!(dir.gate_result("m000002").is_some());
 
     // The self-play records are archive lines that `tafl replay` accepts.
     let records = files_with(&run.join("selfplay"), "csv");

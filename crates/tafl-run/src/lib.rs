@@ -4,6 +4,7 @@
 //! the trainer, gating, evaluation) and every reader (the dashboard, `tafl export`, player
 //! specs that name a run) goes through it.
 //!
+//! * [`metrics`]: the metrics events and arena results, one type each.
 //! * [`rundir`]: the run directory's layout and naming rules, and the state read back from it
 //!   (models, the best model, shards, metrics, arena results, the trainer's fence, the cache
 //!   and spool of a run in object storage).
@@ -12,6 +13,7 @@
 //!   put-if-absent, delete.
 //! * [`writer`]: who writes to a run, and when (the worker id that names its objects).
 
+pub mod metrics;
 pub mod rundir;
 pub mod shard;
 pub mod storage;

@@ -12,7 +12,7 @@ use axum::extract::{Path as UrlPath, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::Serialize;
 use tafl_run::RunDir;
-use tafl_run::rundir::{eval_result_name, gate_result_name};
+use tafl_run::metrics::{EvalResult, GateResult, Metric};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -31,9 +31,9 @@ pub struct ModelView {
     /// Its `meta.json` (iteration, samples, net, time), if readable.
     pub meta: Option<serde_json::Value>,
     /// Its gate result, if it was gated.
-    pub gate: Option<serde_json::Value>,
+    pub gate: Option<GateResult>,
     /// Its evaluation against the ladder, if evaluated.
-    pub eval: Option<serde_json::Value>,
+    pub eval: Option<EvalResult>,
 }
 
 /// A recorded game of the run.
@@ -60,8 +60,8 @@ pub struct RunView {
     pub best: Option<String>,
     /// The models, oldest first.
     pub models: Vec<ModelView>,
-    /// Every event of `logs/metrics.jsonl`.
-    pub metrics: Vec<serde_json::Value>,
+    /// Every event of the run's metrics.
+    pub metrics: Vec<Metric>,
     /// The newest games, newest first.
     pub games: Vec<GameRecord>,
 }
@@ -157,8 +157,8 @@ fn view(path: &Path, run: &RunDir) -> RunView {
         .into_iter()
         .map(|id| ModelView {
             meta: read_json(&run.model_meta_path(&id)),
-            gate: run.arena_result(&gate_result_name(&id)),
-            eval: run.arena_result(&eval_result_name(&id)),
+            gate: run.gate_result(&id),
+            eval: run.eval_result(&id),
             id,
         })
         .collect();

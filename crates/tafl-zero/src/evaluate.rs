@@ -5,14 +5,15 @@
 
 use std::time::Instant;
 
-use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, random_openings, run_match};
+use tafl_arena::{ArenaConfig, PlayerSpec, random_openings, run_match};
 use tafl_nn::evaluator::expected_for;
 use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
-use tafl_run::rundir::{RunDir, eval_records_name, eval_result_name, gate_result_name};
+use tafl_run::metrics::{EvalResult, EvalRow, Event};
+use tafl_run::rundir::{RunDir, eval_records_name};
 
 use crate::config::RunConfig;
-use crate::gate::model_spec;
+use crate::gate::{match_score, model_spec};
 use crate::{Observer, ZeroError};
 
 /// Earlier best models, oldest first: the random start and every model that passed its gate.
@@ -22,7 +23,7 @@ pub fn best_history(run: &RunDir) -> Vec<String> {
         .models()
         .into_iter()
         .enumerate()
-        .filter(|(i, id)| *i == 0 || run.arena_result(&gate_result_name(id)).is_some_and(|r| r["passed"] == true))
+        .filter(|(i, id)| *i == 0 || run.gate_result(id).is_some_and(|r| r.passed))
         .map(|(_, id)| id)
         .collect();
     history.dedup();
@@ -55,7 +56,7 @@ pub fn evaluate(
     model: &str,
     factory: &ZeroFactory,
     observer: &dyn Observer,
-) -> Result<serde_json::Value, ZeroError> {
+) -> Result<EvalResult, ZeroError> {
     let e = &config.evaluate;
     let info = run.model_info(model, &expected_for(variant))?;
     let me = model_spec(run, model, e.visits, e.batch);
@@ -98,36 +99,19 @@ pub fn evaluate(
         };
         observer.finish();
         let pairing = results.pairings.first().copied().unwrap_or_default();
-        let total = pairing.total();
-        let elo = EloEstimate::pentanomial(&pairing.pairs);
-        let attacking = pairing.a_attacking;
-        let defending = pairing.a_defending;
-        let row = serde_json::json!({
-            "model": model,
-            "iteration": info.iteration,
-            "opponent": opponent.name,
-            "baseline": k == 0,
-            "games": total.games(),
-            "wins": total.wins, "draws": total.draws, "losses": total.losses,
-            "score": total.score(),
-            "score_attacking": attacking.score(),
-            "score_defending": defending.score(),
-            "elo": elo.elo, "elo_lower": elo.lower, "elo_upper": elo.upper,
-            "samples_seen": info.samples_seen,
-            "games_total": info.games_total,
-        });
-        run.log_metric("eval", row.clone());
-        observer.info(&format!(
-            "  {model} vs {}: {:.1}% ({}W {}D {}L) Elo {:+.0} [{:+.0}, {:+.0}]",
-            opponent.name,
-            100.0 * total.score(),
-            total.wins,
-            total.draws,
-            total.losses,
-            elo.elo,
-            elo.lower,
-            elo.upper
-        ));
+        let row = EvalRow {
+            model: model.to_string(),
+            iteration: info.iteration,
+            opponent: opponent.name.clone(),
+            baseline: k == 0,
+            result: match_score(&pairing),
+            score_attacking: pairing.a_attacking.score(),
+            score_defending: pairing.a_defending.score(),
+            samples_seen: info.samples_seen,
+            games_total: info.games_total,
+        };
+        run.log(Event::Eval(row.clone()));
+        observer.info(&format!("  {model} vs {}: {}", opponent.name, row.result));
         records += &format!("# {model} (player 0) vs {}\n", opponent.name);
         for r in &results.games {
             records += &tafl_arena::record::archive_line(&r.played);
@@ -135,15 +119,15 @@ pub fn evaluate(
         }
         rows.push(row);
     }
-    let value = serde_json::json!({
-        "model": model,
-        "iteration": info.iteration,
-        "seconds": started.elapsed().as_secs_f64(),
-        "matches": rows,
-    });
+    let result = EvalResult {
+        model: model.to_string(),
+        iteration: info.iteration,
+        seconds: started.elapsed().as_secs_f64(),
+        matches: rows,
+    };
     run.write_arena_text(&eval_records_name(model), &records)?;
-    run.write_arena_result(&eval_result_name(model), &value)?;
-    Ok(value)
+    run.write_eval_result(&result)?;
+    Ok(result)
 }
 
 #[cfg(test)]

@@ -5,54 +5,40 @@
 
 use std::time::Instant;
 
-use tafl_arena::{ArenaConfig, EloEstimate, PlayerSpec, SprtDecision, random_openings, run_match};
+use tafl_arena::{ArenaConfig, EloEstimate, PairingStats, PlayerSpec, SprtDecision, random_openings, run_match};
 use tafl_nn::checkpoint;
 use tafl_nn::evaluator::expected_for;
 use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
+pub use tafl_run::metrics::GateResult;
+use tafl_run::metrics::{Event, MatchScore};
 use tafl_run::rundir::{RunDir, gate_records_name, gate_result_name};
 
 use crate::config::RunConfig;
 use crate::{Observer, ZeroError};
+
+/// The first player's result in a match of one pairing, with its Elo by pairs.
+#[must_use]
+pub fn match_score(pairing: &PairingStats) -> MatchScore {
+    let total = pairing.total();
+    let elo = EloEstimate::pentanomial(&pairing.pairs);
+    MatchScore {
+        games: total.games(),
+        wins: total.wins,
+        draws: total.draws,
+        losses: total.losses,
+        score: total.score(),
+        elo: elo.elo,
+        elo_lower: elo.lower,
+        elo_upper: elo.upper,
+    }
+}
 
 /// The spec of a model of the run as a noise-free MCTS player.
 #[must_use]
 pub fn model_spec(run: &RunDir, id: &str, visits: u32, batch: usize) -> PlayerSpec {
     let model = run.model_dir(id).display().to_string();
     PlayerSpec::from_parts("mcts", [("model", model), ("visits", visits.to_string()), ("batch", batch.to_string())], id)
-}
-
-/// A gate's result.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct GateResult {
-    /// The candidate.
-    pub candidate: String,
-    /// The best model it played.
-    pub best: String,
-    /// Games played.
-    pub games: u64,
-    /// The candidate's wins, draws and losses.
-    pub wins: u64,
-    /// Draws.
-    pub draws: u64,
-    /// Losses.
-    pub losses: u64,
-    /// The candidate's score.
-    pub score: f64,
-    /// Elo of the candidate over the best (pentanomial), with its 95% interval.
-    pub elo: f64,
-    /// Lower end of the interval.
-    pub elo_lower: f64,
-    /// Upper end.
-    pub elo_upper: f64,
-    /// The SPRT's decision, if one ran: `accept-h0`, `accept-h1`, `continue`.
-    pub sprt: Option<String>,
-    /// The candidate became the best.
-    pub passed: bool,
-    /// Gating was off: promoted without games.
-    pub skipped: bool,
-    /// Wall seconds.
-    pub seconds: f64,
 }
 
 /// Gates `candidate` against the best model, promotes it on a pass, and records the result.
@@ -79,14 +65,7 @@ pub fn gate(
     let mut result = GateResult {
         candidate: candidate.to_string(),
         best: best.clone(),
-        games: 0,
-        wins: 0,
-        draws: 0,
-        losses: 0,
-        score: 0.5,
-        elo: 0.0,
-        elo_lower: 0.0,
-        elo_upper: 0.0,
+        result: MatchScore { score: 0.5, ..MatchScore::default() },
         sprt: None,
         passed: true,
         skipped: true,
@@ -110,12 +89,7 @@ pub fn gate(
         let results = run_match(&a, &b, &arena, factory, &progress)?;
         observer.finish();
         let pairing = results.pairings.first().copied().unwrap_or_default();
-        let total = pairing.total();
-        let elo = EloEstimate::pentanomial(&pairing.pairs);
-        result.games = total.games();
-        (result.wins, result.draws, result.losses) = (total.wins, total.draws, total.losses);
-        result.score = total.score();
-        (result.elo, result.elo_lower, result.elo_upper) = (elo.elo, elo.lower, elo.upper);
+        result.result = match_score(&pairing);
         result.skipped = false;
         // Judged on every finished pair: games that were in flight when the test stopped the
         // match count too (and may move the ratio back inside the bounds).
@@ -131,7 +105,7 @@ pub fn gate(
         result.passed = match decision {
             Some(SprtDecision::AcceptH1) => true,
             Some(SprtDecision::AcceptH0) => false,
-            _ => result.score >= g.threshold,
+            _ => result.result.score >= g.threshold,
         };
         let records: String =
             results.games.iter().map(|r| tafl_arena::record::archive_line(&r.played) + "\n").collect();
@@ -147,9 +121,8 @@ pub fn gate(
     if result.passed {
         run.set_best(candidate)?;
     }
-    let value = serde_json::to_value(&result).unwrap_or_default();
-    run.write_arena_result(&gate_result_name(candidate), &value)?;
-    run.log_metric("gate", value);
+    run.write_gate_result(&result)?;
+    run.log(Event::Gate(result.clone()));
     Ok(result)
 }
 

@@ -14,13 +14,16 @@ use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
 use tafl_players::ZeroFactory;
 use tafl_rules::Variant;
-use tafl_run::rundir::{RunDir, eval_result_name, gate_result_name};
+use tafl_run::metrics::{
+    Event, GateResult, ImportedSource, IterationSummary, RoundReport, SelfPlayMetrics, WarmStart, events,
+};
+use tafl_run::rundir::RunDir;
 use tafl_run::shard::{ShardHeader, encode_shard, shard_stem};
 use tafl_run::writer::now;
 
 use crate::config::{DEFAULT_CONFIG, RunConfig};
 use crate::import::{HUMAN_COPENHAGEN, ImportOptions, ImportStats, import_records, teacher_games};
-use crate::optimize::{RoundReport, ensure_initial_model, shard_expect, totals, train_round};
+use crate::optimize::{ensure_initial_model, shard_expect, totals, train_round};
 use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
 use crate::{Observer, ZeroError, evaluate, gate};
 
@@ -213,11 +216,7 @@ impl Run {
         if let Ok(waiting @ 1..) = self.dir.drain_spool() {
             observer.warn(&format!("{}: {waiting} objects still wait in the local spool", self.dir.location()));
         }
-        let mut fields = stats.to_json();
-        if let Some(map) = fields.as_object_mut() {
-            map.insert("model".into(), best.clone().into());
-        }
-        self.dir.log_metric("selfplay", fields);
+        self.dir.log(Event::Selfplay(stats.metrics(&best)));
         observer.info(&format!(
             "selfplay {best}: {} games in {:.0}s ({:.1} games/min, {:.0} evals/s), {} samples, mean {:.0} plies, attackers/defenders/draws {}/{}/{}, {} resigned ({} of {} playouts would have been wrong)",
             stats.games,
@@ -331,7 +330,7 @@ impl Run {
             std::fs::rename(&staging, &done).map_err(|e| ZeroError::io(&done, e))?;
         }
         self.dir.publish_folder(&done)?;
-        self.dir.log_metric("warm-start", serde_json::json!({ "sources": log }));
+        self.dir.log(Event::WarmStart(WarmStart { sources: log }));
         Ok(())
     }
 
@@ -344,11 +343,7 @@ impl Run {
     ///
     /// # Errors
     /// See [`gate::gate`].
-    pub fn gate(
-        &self,
-        candidate: Option<&str>,
-        observer: &dyn Observer,
-    ) -> Result<Option<gate::GateResult>, ZeroError> {
+    pub fn gate(&self, candidate: Option<&str>, observer: &dyn Observer) -> Result<Option<GateResult>, ZeroError> {
         let Some(candidate) = candidate.map(str::to_string).or_else(|| self.dir.latest_model()) else {
             return Ok(None);
         };
@@ -357,18 +352,8 @@ impl Run {
         if result.skipped {
             observer.info(&format!("gate {candidate}: {verdict} (no games)"));
         } else {
-            observer.info(&format!(
-                "gate {candidate} vs {}: {:.1}% ({}W {}D {}L) Elo {:+.0} [{:+.0}, {:+.0}]{}: {verdict}",
-                result.best,
-                100.0 * result.score,
-                result.wins,
-                result.draws,
-                result.losses,
-                result.elo,
-                result.elo_lower,
-                result.elo_upper,
-                result.sprt.as_deref().map(|s| format!(", SPRT {s}")).unwrap_or_default()
-            ));
+            let sprt = result.sprt.as_deref().map(|s| format!(", SPRT {s}")).unwrap_or_default();
+            observer.info(&format!("gate {candidate} vs {}: {}{sprt}: {verdict}", result.best, result.result));
         }
         Ok(Some(result))
     }
@@ -428,7 +413,7 @@ impl Run {
             }
             let latest = self.dir.latest_model().ok_or(ZeroError::NoModel)?;
             let info = self.dir.model_info(&latest, &expected)?;
-            if info.iteration > 0 && self.dir.arena_result(&gate_result_name(&latest)).is_none() {
+            if info.iteration > 0 && self.dir.gate_result(&latest).is_none() {
                 self.gate(Some(&latest), observer)?;
                 self.summary(&latest, started, observer)?;
                 continue;
@@ -436,7 +421,7 @@ impl Run {
             let every = self.config.evaluate.every;
             if every > 0 && info.iteration > 0 && info.iteration.is_multiple_of(every) {
                 let best = self.dir.best_model().unwrap_or_else(|| latest.clone());
-                if self.dir.arena_result(&eval_result_name(&best)).is_none() {
+                if self.dir.eval_result(&best).is_none() {
                     self.evaluate(Some(&best), observer)?;
                     continue;
                 }
@@ -470,42 +455,45 @@ impl Run {
         let info = self.dir.model_info(model, &expected_for(self.variant))?;
         let best = self.dir.best_model().unwrap_or_default();
         let metrics = self.dir.metrics();
-        let last = |event: &str| metrics.iter().rev().find(|m| m["event"] == event).cloned().unwrap_or_default();
-        let (sp, opt, gate) = (last("selfplay"), last("optimize"), last("gate"));
+        let sp = events::<SelfPlayMetrics>(&metrics).next_back().map(|(_, e)| e.clone()).unwrap_or_default();
+        let opt = events::<RoundReport>(&metrics).next_back().map(|(_, e)| e.clone());
+        let gate_score = events::<GateResult>(&metrics).next_back().map_or(0.5, |(_, e)| e.result.score);
+        let loss = |f: fn(&RoundReport) -> f32| opt.as_ref().map_or(f32::NAN, f);
         let line = format!(
             "iteration {} {model}: {} games, {} samples seen | selfplay {:.1} games/min {:.0} evals/s | loss {:.3} (p {:.3} v {:.3}) | gate {:.0}% -> best {best} | {:.0}s elapsed",
             info.iteration,
             info.games_total,
             info.samples_seen,
-            sp["games_per_s"].as_f64().unwrap_or(0.0) * 60.0,
-            sp["evals_per_s"].as_f64().unwrap_or(0.0),
-            opt["loss"].as_f64().unwrap_or(f64::NAN),
-            opt["policy_loss"].as_f64().unwrap_or(f64::NAN),
-            opt["value_loss"].as_f64().unwrap_or(f64::NAN),
-            100.0 * gate["score"].as_f64().unwrap_or(0.5),
+            sp.games_per_s * 60.0,
+            sp.evals_per_s,
+            loss(|r| r.loss),
+            loss(|r| r.policy_loss),
+            loss(|r| r.value_loss),
+            100.0 * gate_score,
             started.elapsed().as_secs_f64()
         );
         observer.info(&line);
-        self.dir.log_metric(
-            "iteration",
-            serde_json::json!({
-                "iteration": info.iteration,
-                "model": model,
-                "best": best,
-                "games_total": info.games_total,
-                "samples_total": info.samples_total,
-                "samples_seen": info.samples_seen,
-            }),
-        );
+        self.dir.log(Event::Iteration(IterationSummary {
+            iteration: info.iteration,
+            model: model.to_string(),
+            best,
+            games_total: info.games_total,
+            samples_total: info.samples_total,
+            samples_seen: info.samples_seen,
+        }));
         Ok(())
     }
 }
 
 /// Reports one imported source and returns it for the metrics.
-fn imported(name: &str, stats: &ImportStats, observer: &dyn Observer) -> serde_json::Value {
+fn imported(name: &str, stats: &ImportStats, observer: &dyn Observer) -> ImportedSource {
     observer.info(&format!("warm start: {name}: {}", stats.summary()));
-    serde_json::json!({
-        "source": name, "games": stats.games, "samples": stats.samples,
-        "attacker_wins": stats.attacker_wins, "defender_wins": stats.defender_wins, "draws": stats.draws,
-    })
+    ImportedSource {
+        source: name.to_string(),
+        games: stats.games,
+        samples: stats.samples,
+        attacker_wins: stats.attacker_wins,
+        defender_wins: stats.defender_wins,
+        draws: stats.draws,
+    }
 }

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
-use serde_json::Value;
+use tafl_run::metrics::{EvalRow, GateResult, RoundReport, SelfPlayMetrics, events};
 use tafl_run::rundir::RunDir;
 
 use crate::ZeroError;
@@ -67,14 +67,6 @@ pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series
     Ok(())
 }
 
-fn num(v: &Value, key: &str) -> f64 {
-    v[key].as_f64().unwrap_or(f64::NAN)
-}
-
-fn events<'a>(metrics: &'a [Value], name: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-    metrics.iter().filter(move |m| m["event"] == name)
-}
-
 /// Renders the plots and `index.html` into `report/`; returns the path of `index.html`.
 ///
 /// # Errors
@@ -85,44 +77,36 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     let metrics = run.metrics();
     let mut plots: Vec<(&str, &str)> = Vec::new();
 
-    let opt: Vec<&Value> = events(&metrics, "optimize").collect();
-    let series = |key: &str, label: &str| -> Series {
-        (label.to_string(), opt.iter().map(|m| (num(m, "iteration"), num(m, key))).collect())
+    let opt: Vec<&RoundReport> = events(&metrics).map(|(_, r)| r).collect();
+    let series = |loss: fn(&RoundReport) -> f32, label: &str| -> Series {
+        (label.to_string(), opt.iter().map(|r| (f64::from(r.iteration), f64::from(loss(r)))).collect())
     };
     line_chart(
         &out.join("losses.svg"),
         "Training loss per iteration",
         "iteration",
         "loss",
-        &[series("loss", "total"), series("policy_loss", "policy"), series("value_loss", "value")],
+        &[series(|r| r.loss, "total"), series(|r| r.policy_loss, "policy"), series(|r| r.value_loss, "value")],
     )?;
     plots.push(("losses.svg", "Training losses (mean over each round)"));
 
-    let evals: Vec<&Value> = events(&metrics, "eval").collect();
-    let mut opponents: Vec<String> = Vec::new();
-    for e in &evals {
-        if let Some(o) = e["opponent"].as_str()
-            && !opponents.iter().any(|x| x == o)
-        {
-            opponents.push(o.to_string());
+    let evals: Vec<(f64, &EvalRow)> = events(&metrics).collect();
+    let mut opponents: Vec<&str> = Vec::new();
+    for (_, e) in &evals {
+        if !opponents.contains(&e.opponent.as_str()) {
+            opponents.push(&e.opponent);
         }
     }
     // Hours since the run's first event: the wall-clock learning curve (stops and restarts
     // included, as a user lived them).
-    let start = metrics.iter().map(|m| num(m, "time")).filter(|t| t.is_finite()).fold(f64::INFINITY, f64::min);
-    let hours = |e: &Value| (num(e, "time") - start) / 3600.0;
-    let elo_series = |x: &dyn Fn(&Value) -> f64| -> Vec<Series> {
+    let start = metrics.iter().map(|m| m.time).filter(|t| t.is_finite()).fold(f64::INFINITY, f64::min);
+    let hours = |time: f64| (time - start) / 3600.0;
+    let elo_series = |x: &dyn Fn(f64, &EvalRow) -> f64| -> Vec<Series> {
         opponents
             .iter()
-            .map(|o| {
-                (
-                    format!("vs {o}"),
-                    evals
-                        .iter()
-                        .filter(|e| e["opponent"] == o.as_str())
-                        .map(|e| (x(e), num(e, "elo").clamp(-800.0, 800.0)))
-                        .collect(),
-                )
+            .map(|&o| {
+                let rows = evals.iter().filter(|(_, e)| e.opponent == o);
+                (format!("vs {o}"), rows.map(|&(t, e)| (x(t, e), e.result.elo.clamp(-800.0, 800.0))).collect())
             })
             .collect()
     };
@@ -131,7 +115,7 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         "Elo of the best model against each opponent",
         "iteration",
         "Elo",
-        &elo_series(&|e| num(e, "iteration")),
+        &elo_series(&|_, e| f64::from(e.iteration)),
     )?;
     plots.push(("elo.svg", "Elo against the evaluation opponents, by iteration (clamped to ±800)"));
     line_chart(
@@ -139,7 +123,7 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         "Elo against hours of training",
         "hours since the run started",
         "Elo",
-        &elo_series(&hours),
+        &elo_series(&|t, _| hours(t)),
     )?;
     plots.push(("elo-hours.svg", "Elo against the evaluation opponents, by wall-clock hours"));
     line_chart(
@@ -147,39 +131,40 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         "Elo against training samples",
         "samples seen in training",
         "Elo",
-        &elo_series(&|e| num(e, "samples_seen")),
+        &elo_series(&|_, e| e.samples_seen as f64),
     )?;
     plots.push(("elo-samples.svg", "Elo against the evaluation opponents, by samples trained on"));
 
-    let sp: Vec<&Value> = events(&metrics, "selfplay").collect();
-    let mut games = 0.0;
+    let sp: Vec<&SelfPlayMetrics> = events(&metrics).map(|(_, m)| m).collect();
+    let mut games = 0;
     let xs: Vec<f64> = sp
         .iter()
         .map(|m| {
-            games += m["games"].as_f64().unwrap_or(0.0);
-            games
+            games += m.games;
+            games as f64
         })
         .collect();
-    let along =
-        |f: &dyn Fn(&Value) -> f64| -> Vec<(f64, f64)> { sp.iter().zip(&xs).map(|(m, &x)| (x, f(m))).collect() };
+    let along = |f: &dyn Fn(&SelfPlayMetrics) -> f64| -> Vec<(f64, f64)> {
+        sp.iter().zip(&xs).map(|(m, &x)| (x, f(m))).collect()
+    };
     line_chart(
         &out.join("game-length.svg"),
         "Self-play game length",
         "self-play games",
         "mean plies",
-        &[("mean plies".into(), along(&|m| num(m, "mean_plies")))],
+        &[("mean plies".into(), along(&|m| m.mean_plies))],
     )?;
     plots.push(("game-length.svg", "Mean self-play game length"));
-    let share = |key: &'static str| move |m: &Value| num(m, key) / num(m, "games").max(1.0);
+    let share = |count: fn(&SelfPlayMetrics) -> u64| move |m: &SelfPlayMetrics| count(m) as f64 / m.games.max(1) as f64;
     line_chart(
         &out.join("sides.svg"),
         "Self-play results by side",
         "self-play games",
         "share of games",
         &[
-            ("attackers win".into(), along(&share("attacker_wins"))),
-            ("defenders win".into(), along(&share("defender_wins"))),
-            ("draw".into(), along(&share("draws"))),
+            ("attackers win".into(), along(&share(|m| m.attacker_wins))),
+            ("defenders win".into(), along(&share(|m| m.defender_wins))),
+            ("draw".into(), along(&share(|m| m.draws))),
         ],
     )?;
     plots.push(("sides.svg", "Self-play wins by side"));
@@ -189,9 +174,9 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         "self-play games",
         "per second",
         &[
-            ("net evaluations/s".into(), along(&|m| num(m, "evals_per_s"))),
-            ("moves/s x 10".into(), along(&|m| 10.0 * num(m, "moves_per_s"))),
-            ("games/min x 10".into(), along(&|m| 600.0 * num(m, "games_per_s"))),
+            ("net evaluations/s".into(), along(&|m| m.evals_per_s)),
+            ("moves/s x 10".into(), along(&|m| 10.0 * m.moves_per_s)),
+            ("games/min x 10".into(), along(&|m| 600.0 * m.games_per_s)),
         ],
     )?;
     plots.push(("speed.svg", "Self-play speed"));
@@ -207,14 +192,14 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         games,
         escape(&run.best_model().unwrap_or_default())
     );
-    if let Some(last) = events(&metrics, "gate").last() {
+    if let Some((_, last)) = events::<GateResult>(&metrics).next_back() {
         let _ = writeln!(
             html,
             "<p>Last gate: {} vs {}: score {:.3}, passed {}</p>",
-            escape(last["candidate"].as_str().unwrap_or("")),
-            escape(last["best"].as_str().unwrap_or("")),
-            num(last, "score"),
-            last["passed"]
+            escape(&last.candidate),
+            escape(&last.best),
+            last.result.score,
+            last.passed
         );
     }
     for (file, caption) in &plots {
@@ -222,19 +207,19 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     }
     if !evals.is_empty() {
         html += "<h2>Evaluations</h2>\n<table><tr><th>hours</th><th>model</th><th>iteration</th><th>opponent</th><th>games</th><th>score</th><th>Elo</th><th>95%</th></tr>\n";
-        for e in &evals {
+        for &(time, e) in &evals {
             let _ = writeln!(
                 html,
                 "<tr><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:+.0}</td><td>[{:+.0}, {:+.0}]</td></tr>",
-                hours(e),
-                escape(e["model"].as_str().unwrap_or("")),
-                e["iteration"],
-                escape(e["opponent"].as_str().unwrap_or("")),
-                e["games"],
-                num(e, "score"),
-                num(e, "elo"),
-                num(e, "elo_lower"),
-                num(e, "elo_upper")
+                hours(time),
+                escape(&e.model),
+                e.iteration,
+                escape(&e.opponent),
+                e.result.games,
+                e.result.score,
+                e.result.elo,
+                e.result.elo_lower,
+                e.result.elo_upper
             );
         }
         html += "</table>\n";

@@ -28,6 +28,8 @@ use rand::{Rng, SeedableRng};
 use tafl_arena::{PlayerFactory, PlayerSpec, SpecError};
 use tafl_rules::notation::{archive_result, ply_text, write_archive_line};
 use tafl_rules::{Game, Move, Outcome, Side, Variant};
+pub use tafl_run::metrics::OpponentTally;
+use tafl_run::metrics::SelfPlayMetrics;
 use tafl_run::shard::Sample;
 use tafl_search::mcts::{Search, SearchParams, step_searches};
 use tafl_search::{Evaluator, Limits, Player};
@@ -61,17 +63,6 @@ pub struct Against {
     pub side: Side,
     /// Its index in `opponent` of the config (the order of [`SelfPlay::with_opponent`] calls).
     pub index: usize,
-}
-
-/// Results of the games against one opponent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct OpponentTally {
-    /// Games against it.
-    pub games: u64,
-    /// Of those, games the network's side won.
-    pub net_wins: u64,
-    /// Of those, drawn games.
-    pub draws: u64,
 }
 
 /// Totals of a self-play session.
@@ -150,35 +141,36 @@ impl SelfPlayStats {
         })
     }
 
-    /// The totals as a metrics object.
+    /// The totals and rates as a metrics event of `model`'s games.
     #[must_use]
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn metrics(&self, model: &str) -> SelfPlayMetrics {
         let s = self.seconds.max(1e-9);
         let games = self.games.max(1) as f64;
         let against = self.against_opponents();
-        serde_json::json!({
-            "games": self.games,
-            "samples": self.samples,
-            "moves": self.moves,
-            "evaluations": self.evaluations,
-            "seconds": self.seconds,
-            "games_per_s": self.games as f64 / s,
-            "moves_per_s": self.moves as f64 / s,
-            "evals_per_s": self.evaluations as f64 / s,
-            "samples_per_s": self.samples as f64 / s,
-            "mean_batch": if self.batches == 0 { 0.0 } else { self.evaluations as f64 / self.batches as f64 },
-            "mean_plies": self.plies as f64 / games,
-            "attacker_wins": self.attacker_wins,
-            "defender_wins": self.defender_wins,
-            "draws": self.draws,
-            "resignations": self.resignations,
-            "playouts_with_resign": self.playouts_with_resign,
-            "false_resignations": self.false_resignations,
-            "opponent_games": against.games,
-            "opponent_net_wins": against.net_wins,
-            "opponent_draws": against.draws,
-            "opponents": self.opponents,
-        })
+        SelfPlayMetrics {
+            model: model.to_string(),
+            games: self.games,
+            samples: self.samples,
+            moves: self.moves,
+            evaluations: self.evaluations,
+            seconds: self.seconds,
+            games_per_s: self.games as f64 / s,
+            moves_per_s: self.moves as f64 / s,
+            evals_per_s: self.evaluations as f64 / s,
+            samples_per_s: self.samples as f64 / s,
+            mean_batch: if self.batches == 0 { 0.0 } else { self.evaluations as f64 / self.batches as f64 },
+            mean_plies: self.plies as f64 / games,
+            attacker_wins: self.attacker_wins,
+            defender_wins: self.defender_wins,
+            draws: self.draws,
+            resignations: self.resignations,
+            playouts_with_resign: self.playouts_with_resign,
+            false_resignations: self.false_resignations,
+            opponent_games: against.games,
+            opponent_net_wins: against.net_wins,
+            opponent_draws: against.draws,
+            opponents: self.opponents.clone(),
+        }
     }
 }
 

@@ -4,8 +4,12 @@ use std::fs;
 
 use tafl_nn::files::write_atomic;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
 use super::{RunDir, storage};
 use crate::RunError;
+use crate::metrics::{EvalResult, GateResult};
 use crate::storage::Put;
 
 /// `gate-<id>.json`: the name of candidate `id`'s gating result under `arena/`.
@@ -33,19 +37,41 @@ pub fn eval_records_name(id: &str) -> String {
 }
 
 impl RunDir {
-    /// A JSON result file under `arena/`, if present and readable.
+    /// Candidate `id`'s gating result, if written and readable.
     #[must_use]
-    pub fn arena_result(&self, name: &str) -> Option<serde_json::Value> {
+    pub fn gate_result(&self, id: &str) -> Option<GateResult> {
+        self.arena_result(&gate_result_name(id))
+    }
+
+    /// Model `id`'s evaluation result, if written and readable.
+    #[must_use]
+    pub fn eval_result(&self, id: &str) -> Option<EvalResult> {
+        self.arena_result(&eval_result_name(id))
+    }
+
+    /// Writes a gating result as `arena/gate-<candidate>.json`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_gate_result(&self, result: &GateResult) -> Result<(), RunError> {
+        self.write_arena_result(&gate_result_name(&result.candidate), result)
+    }
+
+    /// Writes an evaluation result as `arena/eval-<model>.json`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_eval_result(&self, result: &EvalResult) -> Result<(), RunError> {
+        self.write_arena_result(&eval_result_name(&result.model), result)
+    }
+
+    fn arena_result<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
         let path = if self.remote { self.cached(&format!("arena/{name}")).ok()? } else { self.arena_dir().join(name) };
         let text = fs::read_to_string(path).ok()?;
         serde_json::from_str(&text).ok()
     }
 
-    /// Writes a JSON result file under `arena/` atomically.
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn write_arena_result(&self, name: &str, value: &serde_json::Value) -> Result<(), RunError> {
+    fn write_arena_result(&self, name: &str, value: &impl Serialize) -> Result<(), RunError> {
         let text = serde_json::to_string_pretty(value).unwrap_or_default();
         self.write_arena_text(name, &text)
     }

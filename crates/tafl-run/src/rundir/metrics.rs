@@ -6,27 +6,18 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 
 use super::RunDir;
+use crate::metrics::{Event, Metric};
 use crate::writer::{now, worker_id};
 
 impl RunDir {
-    /// Logs one event: `fields` plus `event`, `time` and `writer`. A local run appends it to
+    /// Logs one event, with its time and writer. A local run appends it to
     /// `logs/metrics.jsonl` (one `write` call per line, so concurrent writers do not interleave
     /// within a line; a line cut by a kill is skipped by readers); a run in object storage
     /// writes it as its own object under `logs/metrics/<writer>/`.
-    pub fn log_metric(&self, event: &str, fields: serde_json::Value) {
-        let mut object = match fields {
-            serde_json::Value::Object(map) => map,
-            other => {
-                let mut map = serde_json::Map::new();
-                map.insert("value".into(), other);
-                map
-            }
-        };
-        object.insert("event".into(), event.into());
+    pub fn log(&self, event: Event) {
         let time = now();
-        object.insert("time".into(), time.into());
-        object.insert("writer".into(), worker_id().into());
-        let mut line = serde_json::Value::Object(object).to_string();
+        let metric = Metric { time, writer: worker_id().to_string(), event };
+        let Ok(mut line) = serde_json::to_string(&metric) else { return };
         line.push('\n');
         if self.remote {
             let n = self.metric_seq.fetch_add(1, Ordering::Relaxed);
@@ -41,9 +32,9 @@ impl RunDir {
     }
 
     /// Every event that parses, by time: `logs/metrics.jsonl` and the objects under
-    /// `logs/metrics/`.
+    /// `logs/metrics/`. Lines of kinds this version does not know are left out.
     #[must_use]
-    pub fn metrics(&self) -> Vec<serde_json::Value> {
+    pub fn metrics(&self) -> Vec<Metric> {
         let mut text = fs::read_to_string(self.metrics_path()).unwrap_or_default();
         for key in self.store.list("logs/metrics/").unwrap_or_default() {
             let segment = if self.remote {
@@ -56,12 +47,8 @@ impl RunDir {
                 text.push('\n');
             }
         }
-        let mut events: Vec<serde_json::Value> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(serde_json::Value::is_object)
-            .collect();
-        events.sort_by(|a, b| a["time"].as_f64().unwrap_or(0.0).total_cmp(&b["time"].as_f64().unwrap_or(0.0)));
+        let mut events: Vec<Metric> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        events.sort_by(|a, b| a.time.total_cmp(&b.time));
         events
     }
 }

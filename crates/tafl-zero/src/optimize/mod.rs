@@ -14,24 +14,25 @@
 //!   with the same shards, steps and per-step random draws.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
+use tafl_nn::TrainConfig;
 use tafl_nn::checkpoint::{self, CheckpointError};
 use tafl_nn::encoding::{encode_position, index_move, move_index, policy_len};
 use tafl_nn::evaluator::expected_for;
 use tafl_nn::train::OptimizerKind;
-use tafl_nn::{TrainBatch, TrainConfig, Trainer};
 use tafl_rules::{Symmetry, Variant};
+pub use tafl_run::metrics::RoundReport;
 use tafl_run::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number};
 use tafl_run::shard::{Sample, ShardExpect, read_shard};
 use tafl_run::storage::Put;
 use tafl_run::writer::now;
 
 use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
-use crate::resume::{self, RoundState, RoundSums, step_seed};
 use crate::{Observer, ZeroError};
+
+mod round;
+pub use round::train_round;
 
 /// The replay window for `total` samples.
 #[must_use]
@@ -187,47 +188,6 @@ pub fn init_from(
     Ok(Some(id))
 }
 
-/// What a training round did.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct RoundReport {
-    /// The new model.
-    pub id: String,
-    /// The model it continued from.
-    pub parent: String,
-    /// Its iteration.
-    pub iteration: u32,
-    /// Steps taken.
-    pub steps: u32,
-    /// Samples per step.
-    pub batch_size: usize,
-    /// The replay window (samples).
-    pub window: u64,
-    /// Samples loaded from the window's shards.
-    pub loaded: u64,
-    /// Wall seconds to list, fetch and decode the shards of the window (`loaded` samples).
-    pub ingest_seconds: f64,
-    /// Samples on disk.
-    pub samples_total: u64,
-    /// Samples new since the parent was trained.
-    pub new_samples: u64,
-    /// Mean losses over the round.
-    pub loss: f32,
-    /// Mean policy loss.
-    pub policy_loss: f32,
-    /// Mean value loss.
-    pub value_loss: f32,
-    /// Mean losses over the last tenth of the round.
-    pub final_loss: f32,
-    /// Learning rate at the last step.
-    pub learning_rate: f64,
-    /// Wall seconds of the training steps.
-    pub seconds: f64,
-    /// Samples per second through the training steps.
-    pub samples_per_s: f64,
-    /// The step the round resumed from (0: it ran from its start).
-    pub resumed_from_step: u32,
-}
-
 fn train_config(config: &OptimizeConfig) -> TrainConfig {
     TrainConfig::new()
         .with_learning_rate(config.learning_rate)
@@ -343,232 +303,12 @@ fn window_samples(
     samples
 }
 
-/// Trains one round when the run has `games-per-iteration` new games since the newest model
-/// (or always, with `force`). Returns `None` when there is nothing to do.
-///
-/// # Errors
-/// The newest checkpoint does not load, the new one cannot be written, or no sample loads.
-pub fn train_round(
-    run: &RunDir,
-    config: &RunConfig,
-    variant: &'static Variant,
-    observer: &dyn Observer,
-    force: bool,
-) -> Result<Option<RoundReport>, ZeroError> {
-    let o = &config.optimize;
-    let expected = expected_for(variant);
-    run.claim_trainer()?;
-    let parent = ensure_initial_model(run, config, variant)?;
-    let parent_info = run.model_info(&parent, &expected)?;
-    // Ingestion: listing, fetching (from object storage, into the local cache) and decoding the
-    // window's shards, timed apart from the steps.
-    let listing = Instant::now();
-    let (shards, warnings) = run.shards(&shard_expect(variant));
-    let listing_seconds = listing.elapsed().as_secs_f64();
-    for w in warnings {
-        observer.warn(&w);
-    }
-    let shards = without_stale(shards, &parent, o.max_model_lag, observer);
-    let tc = train_config(o);
-    // A round from this parent that was stopped part-way goes on, on the shards it began with.
-    resume::clear_except(run, Some(&parent));
-    let resumed = resume::latest(run, &parent, &expected, &shards, &tc, o.batch_size, observer);
-    let shards = match &resumed {
-        Some(r) => r.state.keep(run, shards),
-        None => shards,
-    };
-    let (games_total, samples_total) = totals(&shards);
-    let new_games = games_total.saturating_sub(parent_info.games_total);
-    if samples_total == 0 || (!force && resumed.is_none() && new_games < u64::from(config.selfplay.games_per_iteration))
-    {
-        return Ok(None);
-    }
-    let new_samples = samples_total.saturating_sub(parent_info.samples_total);
-    let window = window_size(o, samples_total);
-    let reading = Instant::now();
-    let samples = window_samples(run, &shards, window, o.import_weight, variant, observer);
-    // Not the resume point's checkpoint loaded in between: only the shards' I/O and decoding.
-    let ingest_seconds = listing_seconds + reading.elapsed().as_secs_f64();
-    if samples.is_empty() {
-        return Err(ZeroError::EmptyWindow);
-    }
-    let loaded = samples.len() as u64;
-    let max_weight = samples.iter().map(|s| s.weight).fold(0.0f32, f32::max);
-
-    let iteration = parent_info.iteration + 1;
-    let (mut trainer, net_config, mut state) = match resumed {
-        Some(r) => {
-            observer.info(&format!(
-                "optimize: resuming the round from {parent} at step {} of {}",
-                r.state.step, r.state.steps
-            ));
-            (r.trainer, r.config, r.state)
-        }
-        None => {
-            let dir = run.model_dir(&parent);
-            let loaded_model = checkpoint::load(&dir, &expected, &tafl_nn::device()).map_err(model_error(&parent))?;
-            let optim = match checkpoint::load_optimizer(&dir, &loaded_model.meta, tc.optimizer()) {
-                Ok(Some(optim)) => optim,
-                Ok(None) => tc.optimizer(),
-                Err(e) => {
-                    observer.warn(&format!("optimiser state of {parent} does not load ({e}); starting a fresh one"));
-                    tc.optimizer()
-                }
-            };
-            let seed = config.run.seed
-                ^ u64::from(iteration).wrapping_mul(0xA24B_AED4_963E_E407)
-                ^ u64::from(std::process::id());
-            let state = RoundState {
-                version: resume::RESUME_VERSION,
-                parent: parent.clone(),
-                iteration,
-                steps: steps_for(o, new_samples),
-                step: 0,
-                seed,
-                batch_size: o.batch_size,
-                shards: resume::shard_names(run, &shards),
-                games_total,
-                samples_total,
-                new_samples,
-                sums: RoundSums::default(),
-                seconds: 0.0,
-                learning_rate: o.learning_rate,
-            };
-            (Trainer::resume(loaded_model.model, optim, tc), loaded_model.config, state)
-        }
-    };
-    let device = trainer.device();
-    let steps = state.steps;
-    let first_step = state.step;
-    let point_meta =
-        ModelInfo { id: format!("{parent} round"), parent: Some(parent.clone()), iteration, ..ModelInfo::default() }
-            .into_meta(variant.name(), net_config.input_planes);
-    let save_point =
-        |state: &RoundState, trainer: &Trainer| resume::save(run, state, trainer, &net_config, point_meta.clone());
-    let resume_every = Duration::from_secs_f64(o.resume_every_seconds);
-    observer.stage("optimize", u64::from(steps), "steps");
-    observer.progress(u64::from(first_step), "");
-    let started = Instant::now();
-    let mut last_point = Instant::now();
-    let seconds_before = state.seconds;
-    let trained_before = state.sums.trained;
-    for step in first_step..steps {
-        if observer.should_stop() {
-            // Stopped (a deadline): nothing trained so far is lost.
-            if step > first_step {
-                save_point(&state, &trainer)?;
-            }
-            return Ok(None);
-        }
-        // One generator per step, derived from the round's seed: a resumed round draws the
-        // batches an uninterrupted one would.
-        let mut rng = StdRng::seed_from_u64(step_seed(state.seed, step));
-        let mut batch: Vec<&Sample> = Vec::with_capacity(o.batch_size);
-        while batch.len() < o.batch_size {
-            let s = &samples[rng.random_range(0..samples.len())];
-            if s.weight >= max_weight || rng.random::<f32>() * max_weight < s.weight {
-                batch.push(s);
-            }
-        }
-        let arrays = encode_batch(&batch, variant, net_config.input_planes, o.symmetries, o.value_mix, &mut rng);
-        let tensors = TrainBatch::from_slices(
-            &net_config,
-            &arrays.planes,
-            &arrays.policy,
-            &arrays.legal,
-            &arrays.value,
-            &device,
-        )?;
-        let lr = learning_rate(o, iteration, step, steps, parent_info.steps_total);
-        trainer.set_learning_rate(lr);
-        let stats = trainer.step(&tensors);
-        let sums = &mut state.sums;
-        sums.trained += arrays.value.len() as u64;
-        sums.loss += f64::from(stats.total);
-        sums.policy += f64::from(stats.policy);
-        sums.value += f64::from(stats.value);
-        if step >= steps - steps.div_ceil(10) {
-            sums.tail += f64::from(stats.total);
-            sums.tail_steps += 1;
-        }
-        state.step = step + 1;
-        state.learning_rate = lr;
-        state.seconds = seconds_before + started.elapsed().as_secs_f64();
-        let rate = (state.sums.trained - trained_before) as f64 / started.elapsed().as_secs_f64().max(1e-9);
-        observer.progress(
-            u64::from(step + 1),
-            &format!("loss {:.3} (p {:.3} v {:.3}) {rate:.0} samples/s", stats.total, stats.policy, stats.value),
-        );
-        if state.step < steps && last_point.elapsed() >= resume_every {
-            save_point(&state, &trainer)?;
-            last_point = Instant::now();
-        }
-    }
-    observer.finish();
-    let (sums, seconds, lr, trained) = (state.sums, state.seconds, state.learning_rate, state.sums.trained);
-
-    let info = ModelInfo {
-        id: String::new(),
-        parent: Some(parent.clone()),
-        iteration,
-        games_total,
-        samples_total,
-        samples_seen: parent_info.samples_seen + trained,
-        steps_total: parent_info.steps_total + u64::from(steps),
-        created: now(),
-        net: net_config.name(),
-    };
-    let model = trainer.model();
-    // A round that diverged (or ran at a NaN learning rate) ends in a net that plays like any
-    // other, and may pass a gate: it is not published, and its points go with it.
-    let n = f64::from(steps.max(1));
-    let broken =
-        if !(sums.loss / n).is_finite() { Some("losses") } else { (!model.weights_finite()).then_some("weights") };
-    if let Some(what) = broken {
-        resume::clear_except(run, None);
-        return Err(ZeroError::NotFinite { model: format!("the round from {parent}"), what });
-    }
-    // A trainer that took over meanwhile owns the run: this one publishes nothing.
-    run.check_fence()?;
-    let id = publish_next_id(run, &parent, |id| {
-        let meta = ModelInfo { id: id.to_string(), ..info.clone() }.into_meta(variant.name(), net_config.input_planes);
-        checkpoint::save(&run.model_dir(id), &model, &net_config, &meta, Some(trainer.optimizer()))
-    })?;
-    // The round is a model now: its points have served.
-    resume::clear_except(run, None);
-    let report = RoundReport {
-        id,
-        parent,
-        iteration,
-        steps,
-        batch_size: o.batch_size,
-        window,
-        loaded,
-        ingest_seconds,
-        samples_total,
-        new_samples,
-        loss: (sums.loss / n) as f32,
-        policy_loss: (sums.policy / n) as f32,
-        value_loss: (sums.value / n) as f32,
-        final_loss: (sums.tail / f64::from(sums.tail_steps.max(1))) as f32,
-        learning_rate: lr,
-        seconds,
-        samples_per_s: trained as f64 / seconds.max(1e-9),
-        resumed_from_step: first_step,
-    };
-    let mut fields = serde_json::to_value(&report).unwrap_or_default();
-    if let Some(map) = fields.as_object_mut() {
-        map.insert("games_total".into(), games_total.into());
-        map.insert("samples_seen".into(), info.samples_seen.into());
-    }
-    run.log_metric("optimize", fields);
-    Ok(Some(report))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::OptimizeConfig;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
 
     #[test]
     fn shards_of_models_older_than_the_lag_are_left_out() {
