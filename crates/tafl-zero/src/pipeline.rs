@@ -455,17 +455,18 @@ impl Run {
         let info = self.dir.model_info(model, &expected_for(self.variant))?;
         let best = self.dir.best_model().unwrap_or_default();
         let metrics = self.dir.metrics();
-        let sp = events::<SelfPlayMetrics>(&metrics).next_back().map(|(_, e)| e.clone()).unwrap_or_default();
-        let opt = events::<RoundReport>(&metrics).next_back().map(|(_, e)| e.clone());
+        let sp = events::<SelfPlayMetrics>(&metrics).next_back().map(|(_, e)| e);
+        let opt = events::<RoundReport>(&metrics).next_back().map(|(_, e)| e);
         let gate_score = events::<GateResult>(&metrics).next_back().map_or(0.5, |(_, e)| e.result.score);
-        let loss = |f: fn(&RoundReport) -> f32| opt.as_ref().map_or(f32::NAN, f);
+        let rate = |f: fn(&SelfPlayMetrics) -> f64| sp.map_or(0.0, f);
+        let loss = |f: fn(&RoundReport) -> f32| opt.map_or(f32::NAN, f);
         let line = format!(
             "iteration {} {model}: {} games, {} samples seen | selfplay {:.1} games/min {:.0} evals/s | loss {:.3} (p {:.3} v {:.3}) | gate {:.0}% -> best {best} | {:.0}s elapsed",
             info.iteration,
             info.games_total,
             info.samples_seen,
-            sp.games_per_s * 60.0,
-            sp.evals_per_s,
+            rate(|m| m.games_per_s) * 60.0,
+            rate(|m| m.evals_per_s),
             loss(|r| r.loss),
             loss(|r| r.policy_loss),
             loss(|r| r.value_loss),

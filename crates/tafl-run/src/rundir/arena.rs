@@ -2,10 +2,9 @@
 
 use std::fs;
 
-use tafl_nn::files::write_atomic;
-
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tafl_nn::files::write_atomic;
 
 use super::{RunDir, storage};
 use crate::RunError;
