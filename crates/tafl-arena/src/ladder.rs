@@ -37,7 +37,7 @@ impl Rung {
         let pairing = results.pairings.first().copied().unwrap_or_default();
         let count = |name: &str| results.games.iter().filter(|g| g.played.termination.name() == name).count();
         Rung {
-            opponent: results.players.get(1).map(|p| p.name.clone()).unwrap_or_default(),
+            opponent: results.players.get(1).map(|p| p.name().to_string()).unwrap_or_default(),
             games: results.games.len() as u64,
             total: pairing.total(),
             attacking: pairing.a_attacking,

@@ -29,7 +29,8 @@ const LEVELS: [&str; MAX_LEVEL as usize] = [
 ///
 /// ```
 /// let spec = tafl_arena::levels::level(3).unwrap();
-/// assert_eq!((spec.kind.as_str(), spec.get("depth"), spec.name.as_str()), ("alphabeta", Some("2"), "level-3"));
+/// let depth_2 = tafl_search::Limits { depth: Some(2), ..Default::default() };
+/// assert_eq!((spec.kind(), spec.name()), (&tafl_arena::PlayerKind::AlphaBeta(depth_2), "level-3"));
 /// assert!(tafl_arena::levels::level(11).is_err());
 /// ```
 pub fn level(level: u8) -> Result<PlayerSpec, SpecError> {
@@ -62,8 +63,8 @@ mod tests {
     fn every_level_parses_and_is_named_by_its_number() {
         for n in 1..=MAX_LEVEL {
             let spec = level(n).expect("a level");
-            assert_eq!(spec.name, format!("level-{n}"));
-            assert_eq!(spec.kind, all()[usize::from(n - 1)].split(':').next().expect("a kind"));
+            assert_eq!(spec.name(), format!("level-{n}"));
+            assert_eq!(spec.kind().word(), all()[usize::from(n - 1)].split(':').next().expect("a kind"));
         }
         assert!(level(0).is_err());
         assert!(level(MAX_LEVEL + 1).is_err());

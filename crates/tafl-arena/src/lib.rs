@@ -38,7 +38,7 @@ pub use ratings::{Meeting, Rating, bradley_terry};
 pub use report::{GAMES_CSV_HEADER, Summary, game_record, plot_ladder, write_results};
 pub use run::{ArenaConfig, ArenaError, ArenaResults, GameResult, PairingStats, Progress, run_match, run_tournament};
 pub use spec::{
-    BuiltinFactory, MAX_GUARD_PLIES, MAX_SPEC_DEPTH, MAX_SPEC_TIME, PlayerFactory, PlayerSpec, SpecError,
-    netless_player,
+    BuiltinFactory, HtpSpec, MAX_BATCH, MAX_CACHE, MAX_GUARD_PLIES, MAX_SPEC_DEPTH, MAX_SPEC_TIME, NetSearch,
+    PlayerFactory, PlayerKind, PlayerSpec, SpecError, UciSpec, netless_player,
 };
 pub use stats::{EloEstimate, Pentanomial, Sprt, SprtDecision, SprtStatus, Wdl};

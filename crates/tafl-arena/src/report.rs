@@ -181,7 +181,7 @@ impl Summary {
     /// Summarises a run.
     #[must_use]
     pub fn new(results: &ArenaResults) -> Summary {
-        let names: Vec<String> = results.players.iter().map(|p| p.name.clone()).collect();
+        let names: Vec<String> = results.players.iter().map(|p| p.name().to_string()).collect();
         let mut sides = SideSummary::default();
         let mut terminations = BTreeMap::new();
         let mut forfeits = Vec::new();
@@ -418,8 +418,8 @@ pub fn write_results(dir: &Path, results: &ArenaResults, summary: &Summary) -> R
         let tags = OtgTags {
             event: "tafl arena".into(),
             date: date.clone(),
-            attackers: results.players[g.attackers].name.clone(),
-            defenders: results.players[g.defenders].name.clone(),
+            attackers: results.players[g.attackers].name().to_string(),
+            defenders: results.players[g.defenders].name().to_string(),
             round: (g.index + 1).to_string(),
         };
         let path = otg_dir.join(format!("{:04}.otg", g.index));
@@ -448,8 +448,8 @@ pub fn game_record(g: &GameResult, players: &[PlayerSpec]) -> String {
         text,
         "# game {}: {} (attackers) vs {} (defenders), {}{why}",
         g.index,
-        players[g.attackers].name,
-        players[g.defenders].name,
+        players[g.attackers].name(),
+        players[g.defenders].name(),
         g.played.termination.name()
     );
     if *start != Position::start(start.variant()) {

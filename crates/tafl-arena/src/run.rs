@@ -184,8 +184,8 @@ pub fn run_tournament(
     // Check every spec before the first game, so that a typo fails at once.
     let mut limits = Vec::with_capacity(players.len());
     for p in players {
-        let player_error = |problem| ArenaError::Player { player: p.name.clone(), problem };
-        limits.push(p.limits().map_err(player_error)?);
+        let player_error = |problem| ArenaError::Player { player: p.name().to_string(), problem };
+        limits.push(p.limits());
         drop(factory.build(p, config.seed).map_err(player_error)?);
     }
     let mut pairings = Vec::new();
@@ -203,7 +203,7 @@ pub fn run_tournament(
         .num_threads(config.threads.max(1))
         .build()
         .map_err(|e| ArenaError::Config(format!("thread pool: {e}")))?;
-    let names: Vec<String> = players.iter().map(|p| p.name.clone()).collect();
+    let names: Vec<String> = players.iter().map(|p| p.name().to_string()).collect();
     // Workers take jobs in schedule order, so that a run stopped by the SPRT is a prefix of it.
     let next = AtomicUsize::new(0);
     let work = || loop {
@@ -229,7 +229,7 @@ pub fn run_tournament(
             let (mut attacker, mut defender) = match built {
                 Ok(pair) => pair,
                 Err((failed, source)) => {
-                    let who = players[failed].name.clone();
+                    let who = players[failed].name().to_string();
                     let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     s.error.get_or_insert(ArenaError::Player { player: who, problem: source });
                     stop.store(true, Ordering::Relaxed);

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tafl_arena::{
-    ArenaConfig, BuiltinFactory, PlayerSpec, SpecError, SprtDecision, Summary, Termination, netless_player,
+    ArenaConfig, BuiltinFactory, PlayerKind, PlayerSpec, SpecError, SprtDecision, Summary, Termination, netless_player,
     plot_ladder, random_openings, run_match, run_tournament, write_results,
 };
 use tafl_rules::notation::parse_archive_line;
@@ -97,7 +97,7 @@ fn the_sprt_stops_a_lopsided_match() {
     assert!(results.games.len() < 100, "{} games", results.games.len());
 }
 
-/// Always plays the first legal move: stands in for a kind only a higher crate knows.
+/// Always plays the first legal move: stands in for an `mcts` player, which only a higher crate builds.
 struct FirstMove;
 impl Player for FirstMove {
     fn name(&self) -> String {
@@ -111,15 +111,17 @@ impl Player for FirstMove {
 #[test]
 fn a_tournament_with_a_custom_factory_ranks_the_players() {
     let factory = |s: &PlayerSpec, seed: u64| -> Result<Box<dyn Player>, SpecError> {
-        match s.kind.as_str() {
-            "first" => {
-                s.check_keys(&[])?;
-                Ok(Box::new(FirstMove))
-            }
+        match s.kind() {
+            PlayerKind::Mcts { .. } => Ok(Box::new(FirstMove)),
             _ => netless_player(s, seed),
         }
     };
-    let players = [spec("random:seed=1"), spec("alphabeta:depth=2"), spec("first"), spec("alphabeta:depth=1")];
+    let players = [
+        spec("random:seed=1"),
+        spec("alphabeta:depth=2"),
+        spec("mcts:model=none,name=first"),
+        spec("alphabeta:depth=1"),
+    ];
     let results = run_tournament(&players, &config(3), &factory, &|_| {}).unwrap();
     assert_eq!(results.games.len(), 3 * 4 * 3);
     assert_eq!(results.pairings.len(), 6);
@@ -132,8 +134,8 @@ fn a_tournament_with_a_custom_factory_ranks_the_players() {
         "{ladder:?}"
     );
     assert!(summary.to_text().contains("rank"));
-    // An unknown key in a custom kind names the key.
-    let e = run_tournament(&[spec("first:x=1"), spec("random")], &config(1), &factory, &|_| {}).unwrap_err();
+    // An unknown key is refused where the text is read, before any factory sees it.
+    let e = "mcts:model=none,x=1".parse::<PlayerSpec>().unwrap_err();
     assert!(e.to_string().contains("`x`"), "{e}");
 }
 
@@ -195,7 +197,9 @@ fn a_uci_engine_that_dies_forfeits_its_games() {
 
 #[test]
 fn bad_specs_fail_before_any_game() {
-    let e = run_match(&spec("alphabeta:depht=2"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
+    // A misspelt key fails where the spec is read; an engine that does not start, before the
+    // first game.
+    let e = "alphabeta:depht=2".parse::<PlayerSpec>().unwrap_err();
     assert!(e.to_string().contains("depht"), "{e}");
     let e =
         run_match(&spec("htp:cmd=/no/such/engine"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();

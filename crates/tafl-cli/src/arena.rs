@@ -148,10 +148,10 @@ pub fn players_from_toml(text: &str, source: &str) -> anyhow::Result<Vec<PlayerS
     for entry in file.player {
         let mut spec = parse_spec(&entry.spec)?;
         if let Some(name) = entry.name {
-            spec.name = name;
+            spec = spec.with_name(&name);
         }
-        if players.iter().any(|p: &PlayerSpec| p.name == spec.name) {
-            return Err(anyhow!("two players named `{}`: give one a name", spec.name));
+        if players.iter().any(|p: &PlayerSpec| p.name() == spec.name()) {
+            return Err(anyhow!("two players named `{}`: give one a name", spec.name()));
         }
         players.push(spec);
     }

@@ -91,10 +91,10 @@ fn opponents(args: &LadderArgs) -> anyhow::Result<Vec<PlayerSpec>> {
     };
     if let Some(previous) = &args.previous {
         let spec = parse_spec(previous)?;
-        if players.iter().any(|p| p.name == spec.name) {
+        if players.iter().any(|p| p.name() == spec.name()) {
             return Err(anyhow!(
                 "--previous `{}` has the name of a rung of the ladder: give it a name= of its own",
-                spec.name
+                spec.name()
             ));
         }
         players.push(spec);
@@ -139,7 +139,7 @@ pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let config =
         ArenaConfig { variant, openings, pairs, max_plies: args.max_plies, threads, seed: args.seed, sprt: None };
-    let out = args.out.clone().unwrap_or_else(|| Path::new("data/ladder").join(file_name(&player.name)));
+    let out = args.out.clone().unwrap_or_else(|| Path::new("data/ladder").join(file_name(player.name())));
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating {}", out.display()))
         .map_err(|e| Failure { code: 1, error: e })?;
@@ -159,16 +159,16 @@ pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
         let before = (2 * pairs * index) as u64;
         let progress = |p: &tafl_arena::Progress| {
             bar.set_position(before + p.done as u64);
-            bar.set_message(format!("vs {}: {}", opponent.name, p.message));
+            bar.set_message(format!("vs {}: {}", opponent.name(), p.message));
             if log_lines {
-                eprintln!("vs {}: {}/{} games: {}", opponent.name, p.done, p.total, p.message);
+                eprintln!("vs {}: {}/{} games: {}", opponent.name(), p.done, p.total, p.message);
             }
         };
         let results = run_match(&player, opponent, &config, &factory, &progress).map_err(|e| match e {
             tafl_arena::ArenaError::Player { .. } | tafl_arena::ArenaError::Config(_) => bad_input(e),
             tafl_arena::ArenaError::Io(_) => Failure { code: 1, error: e.into() },
         })?;
-        let dir = out.join(format!("{:02}-{}", index + 1, file_name(&opponent.name)));
+        let dir = out.join(format!("{:02}-{}", index + 1, file_name(opponent.name())));
         write_results(&dir, &results, &Summary::new(&results)).map_err(|e| Failure { code: 1, error: e.into() })?;
         let rung = Rung::from_match(&results);
         let line = format!(
@@ -188,7 +188,7 @@ pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
     bar.finish_and_clear();
 
     let report = LadderReport {
-        player: player.name.clone(),
+        player: player.name().to_string(),
         variant: variant.name().to_string(),
         games: 2 * pairs,
         openings: config.openings.len(),

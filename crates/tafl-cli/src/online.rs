@@ -141,7 +141,7 @@ pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
     };
     let level = crate::level_spec(args.level)?;
     let spec: PlayerSpec = level.as_deref().unwrap_or(&args.player).parse().map_err(bad_input)?;
-    let limits = spec.limits().map_err(bad_input)?;
+    let limits = spec.limits();
     // Fail on a bad spec (or an unloadable net) before connecting.
     let mut factories: HashMap<u8, ZeroFactory> = HashMap::new();
     for size in [11, 13] {

@@ -72,7 +72,7 @@ pub fn run(args: &ServeArgs) -> Result<u8, Failure> {
     let mut players: Vec<PlayerSpec> = Vec::new();
     for text in &texts {
         let spec: PlayerSpec = text.parse().with_context(|| format!("--player {text}")).map_err(bad_input)?;
-        if players.iter().any(|p| p.name == spec.name) {
+        if players.iter().any(|p| p.name() == spec.name()) {
             return Err(bad_input(anyhow!(
                 "--player {text}: a player of that name is already offered (give one `name=`)"
             )));

@@ -331,7 +331,7 @@ mod tests {
         let spec: PlayerSpec = format!("{}:visits=4,gumbel=false", out.display()).parse().unwrap();
         let mut player = factory.build(&spec, 0).unwrap();
         assert!(game.legal_moves().contains(&player.choose(&game, &Limits::default()).unwrap().mv));
-        let e = factory.build(&format!("{}:vists=4", out.display()).parse().unwrap(), 0).err().unwrap();
+        let e = format!("{}:vists=4", out.display()).parse::<PlayerSpec>().unwrap_err();
         assert!(e.to_string().contains("vists"), "{e}");
         let spec: PlayerSpec = format!("mcts:model={},visits=4", out.display()).parse().unwrap();
         assert!(factory.build(&spec, 0).is_ok());

@@ -15,26 +15,15 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
-use tafl_arena::{MAX_GUARD_PLIES, PlayerFactory, PlayerSpec, SpecError, netless_player};
+use tafl_arena::{NetSearch, PlayerFactory, PlayerKind, PlayerSpec, SpecError, netless_player};
 use tafl_nn::NetEvaluator;
 use tafl_nn::evaluator::expected_for;
 use tafl_rules::Variant;
-use tafl_search::{Limits, MAX_SEARCH_COUNT, MctsPlayer, Player, SearchParams, UniformEvaluator};
+use tafl_search::{Limits, MctsPlayer, Player, SearchParams, UniformEvaluator};
 
-use crate::bundle::{MANIFEST, WEIGHTS, read_manifest};
-
-/// The keys an `mcts` spec takes.
-pub const MCTS_KEYS: [&str; 8] = ["model", "visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
-
-/// The largest `batch=` (leaves per net call) a spec may ask for.
-pub const MAX_BATCH: u64 = 1024;
-/// The largest `cache=` (positions kept by the evaluator's cache) a spec may ask for: about
-/// 2 GB of policies at the most.
-pub const MAX_CACHE: u64 = 1 << 20;
-
-/// The kinds [`ZeroFactory`] knows.
-pub const KINDS: &str = "builtin, mcts, random, alphabeta, htp, uci";
+use crate::bundle::{BundleSearch, MANIFEST, WEIGHTS, read_manifest};
 
 /// Builds players from specs: `mcts:` with a network, the rest by [`netless_player`].
 pub struct ZeroFactory {
@@ -112,31 +101,62 @@ impl ZeroFactory {
         Ok(net)
     }
 
-    fn mcts(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
-        spec.check_keys(&MCTS_KEYS)?;
-        let model =
-            spec.get("model").ok_or_else(|| SpecError::Missing { kind: spec.kind.clone(), key: "model".into() })?;
-        let visits = spec.bounded("visits", MAX_SEARCH_COUNT)?.unwrap_or(200);
-        let batch = spec.bounded("batch", MAX_BATCH)?.unwrap_or(8) as usize;
-        let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
-        let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
-        let guard = spec.bounded("guard", MAX_GUARD_PLIES)?.unwrap_or(0) as u32;
-        let gumbel = spec.flag("gumbel")?.unwrap_or(true);
-        let base = if gumbel { SearchParams::gumbel(visits as u32) } else { SearchParams::puct(visits as u32) };
-        let params = base.for_play();
-        let asked = spec.limits()?;
-        let default = Limits { visits: Some(visits), ..Limits::default() };
-        let name = spec.name.clone();
-        if model == "none" {
-            let inner = MctsPlayer::new(UniformEvaluator, params).with_batch(batch).with_seed(seed).with_guard(guard);
-            return Ok(Box::new(SpecPlayer { name, asked, default, gumbel, inner }));
-        }
+    /// An MCTS player over the net at `model` (`None`: uniform priors), with the settings of
+    /// `search` over the player's own (`own`, and `own_time` a move when the caller gives none).
+    fn net_player(
+        &self,
+        spec: &PlayerSpec,
+        model: Option<&Path>,
+        (own, own_time): (&BundleSearch, Option<Duration>),
+        search: &NetSearch,
+        game_seed: u64,
+    ) -> Result<Box<dyn Player>, SpecError> {
+        let visits = search.visits.map_or(own.visits, |v| v as u32);
+        let gumbel = search.gumbel.unwrap_or(own.gumbel);
+        let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
+        let batch = search.batch.unwrap_or(own.batch);
+        let seed = search.seed.unwrap_or(0) ^ game_seed;
+        let guard = search.guard.unwrap_or(own.guard);
+        let name = spec.name().to_string();
+        let asked = search.limits();
+        let default = Limits { visits: Some(u64::from(visits)), time: own_time, ..Limits::default() };
+        let Some(model) = model else {
+            let inner = MctsPlayer::new(UniformEvaluator, base.for_play()).with_batch(batch).with_seed(seed);
+            return Ok(Box::new(SpecPlayer { name, asked, default, gumbel, inner: inner.with_guard(guard) }));
+        };
         let net = self
-            .evaluator(Path::new(model), cache)
-            .map_err(|message| SpecError::Build { spec: spec.name.clone(), message })?;
-        let inner = MctsPlayer::new(net, params).with_batch(batch).with_seed(seed).with_guard(guard);
+            .evaluator(model, search.cache.unwrap_or(0))
+            .map_err(|message| SpecError::Build { spec: name.clone(), message })?;
+        let inner = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed).with_guard(guard);
         Ok(Box::new(SpecPlayer { name, asked, default, gumbel, inner }))
     }
+
+    /// The player of the bundle at `dir`, with the overrides of `search`.
+    fn bundle_player(
+        &self,
+        spec: &PlayerSpec,
+        dir: &Path,
+        search: &NetSearch,
+        game_seed: u64,
+    ) -> Result<Box<dyn Player>, SpecError> {
+        let build = |message: String| SpecError::Build { spec: spec.name().to_string(), message };
+        let manifest = read_manifest(dir).map_err(|e| build(e.to_string()))?;
+        if manifest.variant != self.variant.name() {
+            return Err(build(format!(
+                "{}: variant = {:?}, but the game is {}",
+                dir.join(MANIFEST).display(),
+                manifest.variant,
+                self.variant.name()
+            )));
+        }
+        let time = manifest.search.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?;
+        self.net_player(spec, Some(&dir.join(WEIGHTS)), (&manifest.search, time), search, game_seed)
+    }
+}
+
+/// The settings of an `mcts` spec that sets nothing: 200 visits, Gumbel, 8 leaves a call.
+fn mcts_defaults() -> BundleSearch {
+    BundleSearch { visits: 200, time_per_move: None, gumbel: true, batch: 8, guard: 0 }
 }
 
 /// The visits of a PUCT search given a time and no visits: so many that the time, not the
@@ -196,66 +216,19 @@ impl<P: Player> Player for SpecPlayer<P> {
 
 impl PlayerFactory for ZeroFactory {
     fn build(&self, spec: &PlayerSpec, game_seed: u64) -> Result<Box<dyn Player>, SpecError> {
-        match spec.kind.as_str() {
-            "mcts" => self.mcts(spec, game_seed),
-            crate::builtin::BUILTIN => {
+        match spec.kind() {
+            PlayerKind::Mcts { model, search } => {
+                self.net_player(spec, model.as_deref(), (&mcts_defaults(), None), search, game_seed)
+            }
+            PlayerKind::Builtin(search) => {
                 let dir = crate::builtin::bundle_dir()
-                    .map_err(|e| SpecError::Build { spec: spec.name.clone(), message: e.to_string() })?;
-                bundle_player(self, self.variant, &dir, spec, game_seed)
+                    .map_err(|e| SpecError::Build { spec: spec.name().to_string(), message: e.to_string() })?;
+                self.bundle_player(spec, &dir, search, game_seed)
             }
-            // A player bundle directory (`tafl export`), with `mcts` keys as overrides.
-            kind if crate::bundle::is_bundle(Path::new(kind)) => {
-                bundle_player(self, self.variant, Path::new(kind), spec, game_seed)
-            }
-            _ => netless_player(spec, game_seed).map_err(|e| match e {
-                SpecError::UnknownKind { kind, .. } => SpecError::UnknownKind { kind, known: KINDS.into() },
-                e => e,
-            }),
+            PlayerKind::Bundle { dir, search } => self.bundle_player(spec, dir, search, game_seed),
+            _ => netless_player(spec, game_seed),
         }
     }
-}
-
-/// The keys a bundle spec (`DIR:visits=800`) takes as overrides.
-pub const BUNDLE_KEYS: [&str; 7] = ["visits", "batch", "gumbel", "cache", "seed", "time", "guard"];
-
-/// Builds the player of the bundle at `dir` for `factory`'s variant, with the overrides of
-/// `spec` (a spec whose kind is the bundle's path).
-///
-/// # Errors
-/// `player.toml` does not read; the bundle is for another variant; the weights do not load;
-/// an override is unknown or malformed.
-pub fn bundle_player(
-    factory: &ZeroFactory,
-    variant: &'static Variant,
-    dir: &Path,
-    spec: &PlayerSpec,
-    game_seed: u64,
-) -> Result<Box<dyn Player>, SpecError> {
-    spec.check_keys(&BUNDLE_KEYS)?;
-    let build = |message: String| SpecError::Build { spec: spec.name.clone(), message };
-    let manifest = read_manifest(dir).map_err(|e| build(e.to_string()))?;
-    if manifest.variant != variant.name() {
-        return Err(build(format!(
-            "{}: variant = {:?}, but the game is {}",
-            dir.join(MANIFEST).display(),
-            manifest.variant,
-            variant.name()
-        )));
-    }
-    let s = &manifest.search;
-    let visits = spec.bounded("visits", MAX_SEARCH_COUNT)?.map_or(s.visits, |v| v as u32);
-    let batch = spec.bounded("batch", MAX_BATCH)?.map_or(s.batch, |b| b as usize);
-    let cache = spec.bounded("cache", MAX_CACHE)?.unwrap_or(0) as usize;
-    let seed = spec.u64("seed")?.unwrap_or(0) ^ game_seed;
-    let guard = spec.bounded("guard", MAX_GUARD_PLIES)?.map_or(s.guard, |g| g as u32);
-    let gumbel = spec.flag("gumbel")?.unwrap_or(s.gumbel);
-    let time = s.time().map_err(|e| build(format!("{}: {e}", dir.join(MANIFEST).display())))?;
-    let base = if gumbel { SearchParams::gumbel(visits) } else { SearchParams::puct(visits) };
-    let net = factory.evaluator(&dir.join(WEIGHTS), cache).map_err(build)?;
-    let inner = MctsPlayer::new(net, base.for_play()).with_batch(batch).with_seed(seed).with_guard(guard);
-    let asked = spec.limits()?;
-    let default = Limits { visits: Some(u64::from(visits)), time, ..Limits::default() };
-    Ok(Box::new(SpecPlayer { name: spec.name.clone(), asked, default, gumbel, inner }))
 }
 
 #[cfg(test)]
@@ -268,15 +241,14 @@ mod tests {
         let spec: PlayerSpec = "mcts:model=none,visits=8".parse().unwrap();
         let mut p = factory.build(&spec, 1).unwrap();
         let game = tafl_rules::Game::new(Variant::preset("brandubh").unwrap());
-        let choice = p.choose(&game, &spec.limits().unwrap()).unwrap();
+        let choice = p.choose(&game, &spec.limits()).unwrap();
         assert!(game.legal_moves().contains(&choice.mv));
         assert!(factory.build(&"alphabeta:depth=1".parse().unwrap(), 0).is_ok());
-        let e = factory.build(&"mcts:model=none,vists=3".parse().unwrap(), 0).err().unwrap();
-        assert!(e.to_string().contains("vists"), "{e}");
         let e = factory.build(&"mcts:model=/nonexistent".parse().unwrap(), 0).err().unwrap();
         assert!(matches!(e, SpecError::Build { .. }), "{e}");
-        let e = factory.build(&"nope".parse().unwrap(), 0).err().unwrap();
-        assert!(e.to_string().contains("mcts"), "{e}");
+        // Not a bundle: the directory has no player.toml.
+        let e = factory.build(&format!("{}:visits=3", std::env::temp_dir().display()).parse().unwrap(), 0);
+        assert!(e.err().unwrap().to_string().contains("player.toml"));
     }
 
     #[test]
@@ -326,9 +298,9 @@ mod tests {
         };
         // Uniform priors search many thousands of visits in 300 ms on any machine.
         let timed: PlayerSpec = "mcts:model=none,gumbel=false,time=300ms".parse().unwrap();
-        assert!(searched(&timed.name, timed.limits().unwrap()) > 200);
+        assert!(searched(timed.name(), timed.limits()) > 200);
         // Not passed by the caller (`tafl play` passes only --move-time): the spec's own time.
-        assert!(searched(&timed.name, Limits::default()) > 200);
+        assert!(searched(timed.name(), Limits::default()) > 200);
         assert_eq!(searched("mcts:model=none,gumbel=false,visits=50,time=10s", Limits::default()), 50);
         assert_eq!(searched("mcts:model=none,gumbel=false", Limits::default()), 200);
     }

@@ -19,9 +19,8 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
 use serde::{Deserialize, Serialize};
-use tafl_arena::PlayerSpec;
+use tafl_arena::{PlayerKind, PlayerSpec};
 use tafl_players::builtin::BUILTIN;
-use tafl_players::bundle::is_bundle;
 use tafl_rules::{Game, Side};
 use tafl_search::{Evaluator, Limits, Stop, StopOnDrop};
 use tokio::sync::mpsc;
@@ -68,17 +67,17 @@ pub struct PolicyView {
 
 /// The checkpoint a spec's player is guided by, if any: `builtin`, `mcts:model=PATH` or a bundle.
 fn net_path(spec: &PlayerSpec) -> Option<PathBuf> {
-    match spec.kind.as_str() {
-        BUILTIN => Some(PathBuf::from(BUILTIN)),
-        "mcts" => spec.get("model").filter(|m| *m != "none").map(PathBuf::from),
-        kind if is_bundle(std::path::Path::new(kind)) => Some(PathBuf::from(kind)),
+    match spec.kind() {
+        PlayerKind::Builtin(_) => Some(PathBuf::from(BUILTIN)),
+        PlayerKind::Mcts { model, .. } => model.clone(),
+        PlayerKind::Bundle { dir, .. } => Some(dir.clone()),
         _ => None,
     }
 }
 
 /// True for players that count visits (MCTS) rather than nodes (alpha-beta).
 fn counts_visits(spec: &PlayerSpec) -> bool {
-    spec.kind == "mcts" || net_path(spec).is_some()
+    spec.kind().net_search().is_some()
 }
 
 /// The policy of the net behind `spec` for the game's position, if the spec has a net.
@@ -201,7 +200,7 @@ pub async fn analyse(
             let t = Instant::now();
             let choice = player
                 .choose(&game, &time_only(round.min(left), stop))
-                .map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
+                .map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name())))?;
             if stop.is_set() {
                 return Ok(());
             }
@@ -215,7 +214,7 @@ pub async fn analyse(
             let mut view = serde_json::to_value(ChoiceView::new(&choice, side, t.elapsed().as_millis() as u64))
                 .unwrap_or_default();
             view["elapsed_ms"] = (started.elapsed().as_millis() as u64).into();
-            view["player"] = spec.name.clone().into();
+            view["player"] = spec.name().to_string().into();
             view["unit"] = unit.into();
             view["nodes_total"] = total_nodes.into();
             if send(tx, event("search", &view)).is_err() {
@@ -257,7 +256,7 @@ pub async fn game_values(
                 tafl_rules::Outcome::Ongoing => {
                     let choice = player
                         .choose(&game, &time_only(per_ply, stop))
-                        .map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
+                        .map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name())))?;
                     (choice.value.map(|v| if side == Side::Attackers { v } else { -v }), Some(choice.mv.to_string()))
                 }
                 outcome => (

@@ -238,7 +238,7 @@ pub async fn info(State(state): State<Arc<AppState>>) -> Json<serde_json::Value>
         .enumerate()
         .map(|(i, p)| serde_json::json!({ "id": i, "path": p.display().to_string() }))
         .collect();
-    let players: Vec<&str> = state.config.players.iter().map(|p| p.name.as_str()).collect();
+    let players: Vec<&str> = state.config.players.iter().map(|p| p.name()).collect();
     Json(serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
         "variants": variants,
@@ -332,7 +332,7 @@ pub fn build_player(
     variant: &'static Variant,
     spec: &PlayerSpec,
 ) -> Result<Box<dyn Player>, ApiError> {
-    state.factory(variant)?.build(spec, 0).map_err(|e| ApiError::BadRequest(format!("player `{}`: {e}", spec.name)))
+    state.factory(variant)?.build(spec, 0).map_err(|e| ApiError::BadRequest(format!("player `{}`: {e}", spec.name())))
 }
 
 /// `POST /api/engine`: the engine's move, searched on a blocking thread that stops when the
@@ -350,7 +350,7 @@ pub async fn engine(
         return Err(ApiError::BadRequest("the game is over: no move to search".into()));
     }
     let spec = state.player(request.player.as_deref())?.clone();
-    let name = spec.name.clone();
+    let name = spec.name().to_string();
     let time = request.time_ms.map(|ms| Duration::from_millis(ms.max(1)).min(MAX_MOVE_TIME));
     let slot = state.search_slot()?;
     let stop = Stop::new();
@@ -361,7 +361,7 @@ pub async fn engine(
     let search = tokio::task::spawn_blocking(move || -> Result<(MoveChoice, u64), ApiError> {
         let _slot = slot;
         let mut player = build_player(&worker_state, worker_game.variant(), &spec)?;
-        let mut limits = spec.limits().map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        let mut limits = spec.limits();
         limits.stop = stop;
         if time.is_some() {
             limits.time = time;
@@ -372,7 +372,7 @@ pub async fn engine(
         }
         let started = std::time::Instant::now();
         let choice =
-            player.choose(&worker_game, &limits).map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name)))?;
+            player.choose(&worker_game, &limits).map_err(|e| ApiError::Engine(format!("{}: {e}", spec.name())))?;
         Ok((choice, started.elapsed().as_millis() as u64))
     });
     // A search that overruns its time by far (a hung external engine) is abandoned.

@@ -146,8 +146,8 @@ impl AppState {
         let default =
             || self.config.players.first().ok_or_else(|| ApiError::BadRequest("this server offers no players".into()));
         let Some(name) = name else { return default() };
-        self.config.players.iter().find(|p| p.name == name).ok_or_else(|| {
-            let offered: Vec<&str> = self.config.players.iter().map(|p| p.name.as_str()).collect();
+        self.config.players.iter().find(|p| p.name() == name).ok_or_else(|| {
+            let offered: Vec<&str> = self.config.players.iter().map(|p| p.name()).collect();
             ApiError::BadRequest(format!("unknown player `{name}`: this server offers {}", offered.join(", ")))
         })
     }

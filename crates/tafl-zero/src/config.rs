@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use tafl_arena::Sprt;
+use tafl_arena::{PlayerKind, PlayerSpec, Sprt};
 use tafl_rules::Variant;
-use tafl_search::SearchParams;
+use tafl_search::{Limits, SearchParams};
 
 /// The config of the default run (`tafl train` with no arguments): `configs/cpu.toml`.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../configs/cpu.toml");
@@ -197,7 +197,7 @@ pub struct SelfPlayConfig {
 /// `opponent` of `[selfplay]`: the opponents' player specs, written as one string (`""` for
 /// none, as older run configs say) or as an array of strings, one drawn per game.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Opponents(pub Vec<String>);
+pub struct Opponents(pub Vec<PlayerSpec>);
 
 impl Opponents {
     /// No opponent.
@@ -208,14 +208,8 @@ impl Opponents {
 
     /// The specs, in the order written.
     #[must_use]
-    pub fn specs(&self) -> &[String] {
+    pub fn specs(&self) -> &[PlayerSpec] {
         &self.0
-    }
-}
-
-impl From<&str> for Opponents {
-    fn from(spec: &str) -> Self {
-        Opponents(if spec.is_empty() { Vec::new() } else { vec![spec.to_string()] })
     }
 }
 
@@ -223,7 +217,7 @@ impl Serialize for Opponents {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.0.as_slice() {
             [] => serializer.serialize_str(""),
-            [one] => serializer.serialize_str(one),
+            [one] => one.serialize(serializer),
             many => many.serialize(serializer),
         }
     }
@@ -238,17 +232,39 @@ impl<'de> Deserialize<'de> for Opponents {
                 f.write_str("a player spec or an array of player specs")
             }
             fn visit_str<E: serde::de::Error>(self, spec: &str) -> Result<Opponents, E> {
-                Ok(Opponents::from(spec))
+                Ok(Opponents(optional_spec(spec)?.into_iter().collect()))
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Opponents, A::Error> {
                 let mut specs = Vec::new();
-                while let Some(spec) = seq.next_element::<String>()? {
+                while let Some(spec) = seq.next_element::<PlayerSpec>()? {
                     specs.push(spec);
                 }
                 Ok(Opponents(specs))
             }
         }
         deserializer.deserialize_any(Specs)
+    }
+}
+
+/// A spec where `""` says "none" (as older run configs do).
+fn optional_spec<E: serde::de::Error>(text: &str) -> Result<Option<PlayerSpec>, E> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|e| E::custom(format!("`{text}`: {e}")))
+}
+
+/// An optional player spec, written `""` when absent.
+mod optional_spec {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use tafl_arena::PlayerSpec;
+
+    pub fn serialize<S: Serializer>(spec: &Option<PlayerSpec>, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&spec.as_ref().map(ToString::to_string).unwrap_or_default())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<PlayerSpec>, D::Error> {
+        super::optional_spec(&String::deserialize(deserializer)?)
     }
 }
 
@@ -453,7 +469,7 @@ pub struct EvaluateConfig {
     /// Leaves per network call within one search.
     pub batch: usize,
     /// Fixed opponents as player specs, weakest first (e.g. `alphabeta:depth=1`).
-    pub opponents: Vec<String>,
+    pub opponents: Vec<PlayerSpec>,
     /// Also play this many earlier best models (the oldest, then evenly spread).
     pub previous: usize,
     /// Random plies from the start that make each pair's opening.
@@ -464,6 +480,11 @@ pub struct EvaluateConfig {
     pub threads: usize,
 }
 
+/// `alphabeta:depth=N`.
+fn alphabeta(depth: u32) -> PlayerSpec {
+    PlayerSpec::from(PlayerKind::AlphaBeta(Limits { depth: Some(depth), ..Limits::default() }))
+}
+
 impl Default for EvaluateConfig {
     fn default() -> Self {
         EvaluateConfig {
@@ -471,7 +492,7 @@ impl Default for EvaluateConfig {
             games: 20,
             visits: 32,
             batch: 8,
-            opponents: vec!["alphabeta:depth=1".into(), "alphabeta:depth=2".into()],
+            opponents: vec![alphabeta(1), alphabeta(2)],
             previous: 1,
             opening_plies: 4,
             max_plies: 300,
@@ -490,11 +511,13 @@ pub struct WarmStartConfig {
     pub records: Vec<String>,
     /// A player spec that plays `teacher-games` games against itself (e.g. `alphabeta:depth=3`);
     /// empty for none.
-    pub teacher: String,
+    #[serde(with = "optional_spec")]
+    pub teacher: Option<PlayerSpec>,
     /// When set, a player spec that takes the defenders' side in the teacher games (`teacher`
     /// then plays the attackers only): a weaker one lets the teacher show the attackers winning,
     /// which a teacher against itself almost never does.
-    pub teacher_defenders: String,
+    #[serde(with = "optional_spec")]
+    pub teacher_defenders: Option<PlayerSpec>,
     /// See `teacher`.
     pub teacher_games: usize,
     /// Random plies before each teacher game (they give no sample), so that the games differ.
@@ -511,8 +534,8 @@ impl Default for WarmStartConfig {
     fn default() -> Self {
         WarmStartConfig {
             records: Vec::new(),
-            teacher: String::new(),
-            teacher_defenders: String::new(),
+            teacher: None,
+            teacher_defenders: None,
             teacher_games: 0,
             teacher_opening_plies: 8,
             teacher_max_plies: 300,
@@ -526,7 +549,7 @@ impl WarmStartConfig {
     /// True when there is anything to import.
     #[must_use]
     pub fn enabled(&self) -> bool {
-        !self.records.is_empty() || (!self.teacher.is_empty() && self.teacher_games > 0)
+        !self.records.is_empty() || (self.teacher.is_some() && self.teacher_games > 0)
     }
 }
 
@@ -604,9 +627,6 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.opponent_fraction) {
             return bad("selfplay.opponent-fraction", "must be in [0, 1]");
         }
-        if s.opponent.specs().iter().any(|spec| spec.parse::<tafl_arena::PlayerSpec>().is_err()) {
-            return bad("selfplay.opponent", "is not a player spec or an array of them (e.g. `alphabeta:depth=3`)");
-        }
         if s.opponent.is_empty() && s.opponent_fraction > 0.0 {
             return bad("selfplay.opponent-fraction", "is above 0 but selfplay.opponent is empty");
         }
@@ -633,12 +653,6 @@ impl RunConfig {
             return bad("gate.threshold", "must be a score in [0, 1]");
         }
         let w = &self.warm_start;
-        if !w.teacher.is_empty() && w.teacher.parse::<tafl_arena::PlayerSpec>().is_err() {
-            return bad("warm-start.teacher", "is not a player spec (e.g. `alphabeta:depth=3`)");
-        }
-        if !w.teacher_defenders.is_empty() && w.teacher_defenders.parse::<tafl_arena::PlayerSpec>().is_err() {
-            return bad("warm-start.teacher-defenders", "is not a player spec (e.g. `alphabeta:depth=2`)");
-        }
         if w.enabled() && w.steps == 0 {
             return bad("warm-start.steps", "must be above 0 when there is anything to import");
         }

@@ -60,14 +60,7 @@ pub fn evaluate(
     let e = &config.evaluate;
     let info = run.model_info(model, &expected_for(variant))?;
     let me = model_spec(run, model, e.visits, e.batch);
-    let mut opponents: Vec<PlayerSpec> = Vec::new();
-    for text in &e.opponents {
-        opponents.push(text.parse().map_err(|source| ZeroError::Spec {
-            key: "evaluate.opponents",
-            spec: text.clone(),
-            source,
-        })?);
-    }
+    let mut opponents: Vec<PlayerSpec> = e.opponents.clone();
     let earlier: Vec<String> = best_history(run).into_iter().filter(|id| id.as_str() < model).collect();
     for id in pick_previous(&earlier, e.previous) {
         opponents.push(model_spec(run, &id, e.visits, e.batch));
@@ -87,13 +80,13 @@ pub fn evaluate(
             seed,
             sprt: None,
         };
-        observer.stage(&format!("evaluate {model} vs {}", opponent.name), 2 * pairs as u64, "games");
+        observer.stage(&format!("evaluate {model} vs {}", opponent.name()), 2 * pairs as u64, "games");
         let progress = |p: &tafl_arena::Progress| observer.progress(p.done as u64, &p.message);
         let results = match run_match(&me, opponent, &arena, factory, &progress) {
             Ok(r) => r,
             Err(err) => {
                 observer.finish();
-                observer.warn(&format!("evaluation of {model} against {}: {err}", opponent.name));
+                observer.warn(&format!("evaluation of {model} against {}: {err}", opponent.name()));
                 continue;
             }
         };
@@ -102,7 +95,7 @@ pub fn evaluate(
         let row = EvalRow {
             model: model.to_string(),
             iteration: info.iteration,
-            opponent: opponent.name.clone(),
+            opponent: opponent.name().to_string(),
             baseline: k == 0,
             result: match_score(&pairing),
             score_attacking: pairing.a_attacking.score(),
@@ -111,8 +104,8 @@ pub fn evaluate(
             games_total: info.games_total,
         };
         run.log(Event::Eval(row.clone()));
-        observer.info(&format!("  {model} vs {}: {}", opponent.name, row.result));
-        records += &format!("# {model} (player 0) vs {}\n", opponent.name);
+        observer.info(&format!("  {model} vs {}: {}", opponent.name(), row.result));
+        records += &format!("# {model} (player 0) vs {}\n", opponent.name());
         for r in &results.games {
             records += &tafl_arena::record::archive_line(&r.played);
             records.push('\n');

@@ -5,7 +5,9 @@
 
 use std::time::Instant;
 
-use tafl_arena::{ArenaConfig, EloEstimate, PairingStats, PlayerSpec, SprtDecision, random_openings, run_match};
+use tafl_arena::{
+    ArenaConfig, EloEstimate, NetSearch, PairingStats, PlayerKind, PlayerSpec, SprtDecision, random_openings, run_match,
+};
 use tafl_nn::checkpoint;
 use tafl_nn::evaluator::expected_for;
 use tafl_players::ZeroFactory;
@@ -37,8 +39,8 @@ pub fn match_score(pairing: &PairingStats) -> MatchScore {
 /// The spec of a model of the run as a noise-free MCTS player.
 #[must_use]
 pub fn model_spec(run: &RunDir, id: &str, visits: u32, batch: usize) -> PlayerSpec {
-    let model = run.model_dir(id).display().to_string();
-    PlayerSpec::from_parts("mcts", [("model", model), ("visits", visits.to_string()), ("batch", batch.to_string())], id)
+    let search = NetSearch { visits: Some(u64::from(visits)), batch: Some(batch), ..NetSearch::default() };
+    PlayerSpec::new(PlayerKind::Mcts { model: Some(run.model_dir(id)), search }, id)
 }
 
 /// Gates `candidate` against the best model, promotes it on a pass, and records the result.

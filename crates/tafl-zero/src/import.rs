@@ -212,18 +212,18 @@ pub fn teacher_games(
 ) -> Result<String, ZeroError> {
     let games = warm.teacher_games;
     let bad = |key: &'static str, spec: &PlayerSpec| {
-        let spec = spec.name.clone();
+        let spec = spec.name().to_string();
         move |source| ZeroError::Spec { key, spec, source }
     };
-    let limits = teacher.limits().map_err(bad("warm-start.teacher", teacher))?;
+    let limits = teacher.limits();
     factory.build(teacher, seed).map_err(bad("warm-start.teacher", teacher))?;
-    let defender_limits = defenders_spec.limits().map_err(bad("warm-start.teacher-defenders", defenders_spec))?;
+    let defender_limits = defenders_spec.limits();
     factory.build(defenders_spec, seed).map_err(bad("warm-start.teacher-defenders", defenders_spec))?;
     let openings = random_openings(variant, games, warm.teacher_opening_plies, seed);
     let next = AtomicUsize::new(0);
     let lines: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
-    let opponent = if defenders_spec.name == teacher.name { "itself" } else { defenders_spec.name.as_str() };
-    observer.stage(&format!("warm start: {} against {opponent}", teacher.name), games as u64, "games");
+    let opponent = if defenders_spec.name() == teacher.name() { "itself" } else { defenders_spec.name() };
+    observer.stage(&format!("warm start: {} against {opponent}", teacher.name()), games as u64, "games");
     std::thread::scope(|scope| {
         for _ in 0..warm.threads.clamp(1, games.max(1)) {
             scope.spawn(|| {
@@ -370,7 +370,8 @@ mod tests {
                 game_samples(&parse_archive_line(line, v.size()).expect("archive line"), v, &options).expect("legal");
             assert!(samples.iter().all(|s| s.ply >= 4));
         }
-        let bad: PlayerSpec = "nobody".parse().expect("spec");
+        // A spec that reads but whose player does not start.
+        let bad: PlayerSpec = "htp:cmd=/no/such/engine".parse().expect("spec");
         assert!(teacher_games(v, &bad, &bad, &tafl_arena::BuiltinFactory, &warm, 3, &crate::Plain).is_err());
     }
 }

@@ -203,8 +203,8 @@ impl Run {
         let mut selfplay = SelfPlay::new(self.variant, sp, seed);
         if sp.opponent_fraction > 0.0 {
             for spec in specs {
-                let bad = |source| ZeroError::Spec { key: "selfplay.opponent", spec: spec.clone(), source };
-                selfplay = selfplay.with_opponent(spec.parse().map_err(bad)?, &self.factory).map_err(bad)?;
+                let bad = |source| ZeroError::Spec { key: "selfplay.opponent", spec: spec.to_string(), source };
+                selfplay = selfplay.with_opponent(spec.clone(), &self.factory).map_err(bad)?;
             }
         }
         let stats = selfplay.play(&evaluator, games, &mut on_game, &mut on_step);
@@ -297,31 +297,18 @@ impl Run {
             let stats = import_records(&staging, self.variant, &text, &name, &ImportOptions::default())?;
             log.push(imported(&name, &stats, observer));
         }
-        if !w.teacher.is_empty() && w.teacher_games > 0 {
-            let teacher: tafl_arena::PlayerSpec = w.teacher.parse().map_err(|source| ZeroError::Spec {
-                key: "warm-start.teacher",
-                spec: w.teacher.clone(),
-                source,
-            })?;
-            let defenders: tafl_arena::PlayerSpec = if w.teacher_defenders.is_empty() {
-                teacher.clone()
-            } else {
-                w.teacher_defenders.parse().map_err(|source| ZeroError::Spec {
-                    key: "warm-start.teacher-defenders",
-                    spec: w.teacher_defenders.clone(),
-                    source,
-                })?
-            };
+        if let Some(teacher) = w.teacher.as_ref().filter(|_| w.teacher_games > 0) {
+            let defenders = w.teacher_defenders.as_ref().unwrap_or(teacher);
             let seed = self.config.run.seed ^ 0x7EAC_4E55;
-            let lines = teacher_games(self.variant, &teacher, &defenders, &self.factory, w, seed, observer)?;
+            let lines = teacher_games(self.variant, teacher, defenders, &self.factory, w, seed, observer)?;
             if observer.should_stop() {
                 return Ok(());
             }
             let options = ImportOptions { skip_plies: w.teacher_opening_plies, ..ImportOptions::default() };
-            let name = if w.teacher_defenders.is_empty() {
-                format!("{} against itself", teacher.name)
+            let name = if w.teacher_defenders.is_none() {
+                format!("{} against itself", teacher.name())
             } else {
-                format!("{} against {}", teacher.name, defenders.name)
+                format!("{} against {}", teacher.name(), defenders.name())
             };
             let stats = import_records(&staging, self.variant, &lines, &name, &options)?;
             log.push(imported(&name, &stats, observer));

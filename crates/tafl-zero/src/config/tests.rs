@@ -151,9 +151,11 @@ fn a_selfplay_opponent_is_checked_by_key() {
     for (text, key) in [
         ("opponent = \"alphabeta:depth=3\"\nopponent-fraction = 1.5", "selfplay.opponent-fraction"),
         ("opponent-fraction = 0.5", "selfplay.opponent-fraction"),
-        ("opponent = \":depth=3\"\nopponent-fraction = 0.5", "selfplay.opponent"),
+        // A spec is read with the config: TOML's message shows the line and says what is wrong.
+        ("opponent = \":depth=3\"\nopponent-fraction = 0.5", "empty player spec"),
         ("opponent-side = \"kings\"", "opponent-side"),
-        ("opponent = [\"alphabeta:depth=1\", \":depth=3\"]\nopponent-fraction = 0.5", "selfplay.opponent"),
+        ("opponent = [\"alphabeta:depth=1\", \":depth=3\"]\nopponent-fraction = 0.5", "opponent = ["),
+        ("opponent = \"alphabeta:dpeth=3\"\nopponent-fraction = 0.5", "no key `dpeth`"),
         ("opponent = 3", "opponent"),
     ] {
         let e = RunConfig::from_toml(&format!("[selfplay]\n{text}\n")).unwrap_err().to_string();
@@ -164,14 +166,15 @@ fn a_selfplay_opponent_is_checked_by_key() {
 #[test]
 fn opponents_are_one_spec_or_an_array_and_round_trip() {
     let one = RunConfig::from_toml("[selfplay]\nopponent = \"alphabeta:depth=3\"\nopponent-fraction = 0.5\n").unwrap();
-    assert_eq!(one.selfplay.opponent.specs(), ["alphabeta:depth=3"]);
+    let texts = |c: &RunConfig| c.selfplay.opponent.specs().iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert_eq!(texts(&one), ["alphabeta:depth=3"]);
     let none = RunConfig::from_toml("[selfplay]\nopponent = \"\"\n").unwrap();
     assert!(none.selfplay.opponent.is_empty());
     let many = RunConfig::from_toml(
         "[selfplay]\nopponent = [\"alphabeta:depth=1\", \"alphabeta:depth=3\"]\nopponent-fraction = 0.5\n",
     )
     .unwrap();
-    assert_eq!(many.selfplay.opponent.specs(), ["alphabeta:depth=1", "alphabeta:depth=3"]);
+    assert_eq!(texts(&many), ["alphabeta:depth=1", "alphabeta:depth=3"]);
     for config in [one, none, many] {
         assert_eq!(RunConfig::from_toml(&config.to_toml()).unwrap(), config);
     }

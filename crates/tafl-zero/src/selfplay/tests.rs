@@ -110,6 +110,11 @@ impl Player for FirstMove {
     }
 }
 
+/// A spec the test factories tell apart by its name.
+fn named(name: &str) -> PlayerSpec {
+    format!("random:name={name}").parse().unwrap()
+}
+
 fn first_move(_: &PlayerSpec, _: u64) -> Result<Box<dyn Player>, SpecError> {
     Ok(Box::new(FirstMove))
 }
@@ -119,7 +124,7 @@ fn against_first_move(config: &SelfPlayConfig, games: u64) -> (Vec<FinishedGame>
     let variant = Variant::preset("brandubh").unwrap();
     let mut played = Vec::new();
     let factory = first_move;
-    let stats = SelfPlay::new(variant, config, 5).with_opponent("first".parse().unwrap(), &factory).unwrap().play(
+    let stats = SelfPlay::new(variant, config, 5).with_opponent(named("first"), &factory).unwrap().play(
         &UniformEvaluator,
         games,
         &mut |g| played.push(g),
@@ -133,7 +138,7 @@ fn an_opponent_plays_its_side_and_only_the_network_side_gives_samples() {
     for (side, config_side) in [(Side::Defenders, OpponentSide::Defenders), (Side::Attackers, OpponentSide::Attackers)]
     {
         let config = SelfPlayConfig {
-            opponent: "first".into(),
+            opponent: Opponents(vec![named("first")]),
             opponent_fraction: 1.0,
             opponent_side: config_side,
             ..small_config()
@@ -167,7 +172,7 @@ fn an_opponent_plays_its_side_and_only_the_network_side_gives_samples() {
 #[test]
 fn the_opponent_plays_its_fraction_of_games_on_both_sides() {
     let config = SelfPlayConfig {
-        opponent: "first".into(),
+        opponent: Opponents(vec![named("first")]),
         opponent_fraction: 0.5,
         opponent_side: OpponentSide::Either,
         max_plies: 20,
@@ -201,20 +206,20 @@ impl Player for LastMove {
 fn several_opponents_are_drawn_per_game_and_each_plays_its_own_moves() {
     let variant = Variant::preset("brandubh").unwrap();
     let config = SelfPlayConfig {
-        opponent: Opponents(vec!["first".into(), "last".into()]),
+        opponent: Opponents(vec![named("first"), named("last")]),
         opponent_fraction: 1.0,
         opponent_side: OpponentSide::Defenders,
         max_plies: 20,
         ..small_config()
     };
     let factory = |spec: &PlayerSpec, _: u64| -> Result<Box<dyn Player>, SpecError> {
-        Ok(if spec.kind == "first" { Box::new(FirstMove) } else { Box::new(LastMove) })
+        Ok(if spec.name() == "first" { Box::new(FirstMove) } else { Box::new(LastMove) })
     };
     let mut games = Vec::new();
     let stats = SelfPlay::new(variant, &config, 9)
-        .with_opponent("first".parse().unwrap(), &factory)
+        .with_opponent(named("first"), &factory)
         .unwrap()
-        .with_opponent("last".parse().unwrap(), &factory)
+        .with_opponent(named("last"), &factory)
         .unwrap()
         .play(&UniformEvaluator, 24, &mut |g| games.push(g), &mut |_| true);
     // 24 games, each opponent drawn with one half: none for one of them has a chance of 1e-7.
@@ -249,7 +254,7 @@ fn the_attackers_search_with_their_scale_of_visits() {
             full_fraction: 1.0,
             max_plies: 20,
             attacker_visits_scale: scale,
-            opponent: "first".into(),
+            opponent: Opponents(vec![named("first")]),
             opponent_fraction: 1.0,
             opponent_side,
             ..small_config()
