@@ -161,6 +161,11 @@ pub struct SelfPlayConfig {
     /// defenders' (rounded, at least 1): a deeper attack wins more games against a sound
     /// defence, so that self-play shows the value head winning attacks to learn from.
     pub attacker_visits_scale: f64,
+    /// The attackers' ratio of visits drawn per game (KataGo's asymmetric playouts): each game
+    /// multiplies `attacker-visits-scale` by a factor drawn log-uniform in [1/spread, spread],
+    /// keeping the sum of the two sides' visits, so that the net sees attacks against defences
+    /// of every depth, some deeper than the attack. 1: the same ratio in every game.
+    pub attacker_visits_spread: f64,
     /// Moves of the first `temperature-plies` plies are sampled from the improved policy
     /// raised to `1 / temperature`; later moves are the search's choice.
     pub temperature: f32,
@@ -291,6 +296,7 @@ impl Default for SelfPlayConfig {
             fast_visits: 8,
             full_fraction: 0.25,
             attacker_visits_scale: 1.0,
+            attacker_visits_spread: 1.0,
             temperature: 1.0,
             temperature_plies: 16,
             max_plies: 300,
@@ -615,6 +621,9 @@ impl RunConfig {
         {
             return bad("selfplay.attacker-visits-scale", "must be above 0 and at most 1000");
         }
+        if !(1.0..=1000.0).contains(&s.attacker_visits_spread) {
+            return bad("selfplay.attacker-visits-spread", "must be at least 1 and at most 1000");
+        }
         if !(0.0..=1.0).contains(&s.resign_playout_fraction) {
             return bad("selfplay.resign-playout-fraction", "must be in [0, 1]");
         }
@@ -675,6 +684,7 @@ impl RunConfig {
         let mut floats = vec![
             ("selfplay.full-fraction", s.full_fraction),
             ("selfplay.attacker-visits-scale", s.attacker_visits_scale),
+            ("selfplay.attacker-visits-spread", s.attacker_visits_spread),
             ("selfplay.temperature", f64::from(s.temperature)),
             ("selfplay.resign-threshold", f64::from(s.resign_threshold)),
             ("selfplay.resign-playout-fraction", s.resign_playout_fraction),

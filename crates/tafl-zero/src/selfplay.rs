@@ -34,7 +34,7 @@ use tafl_run::shard::Sample;
 use tafl_search::mcts::{Search, SearchParams, step_searches};
 use tafl_search::{Evaluator, Limits, Player};
 
-use crate::config::{OpponentSide, SelfPlayConfig};
+use crate::config::{MAX_VISITS, OpponentSide, SelfPlayConfig};
 
 /// A finished self-play game.
 #[derive(Clone, Debug)]
@@ -187,6 +187,8 @@ struct Slot {
     low: [u32; 2],
     would_resign: Option<Side>,
     resigned: Option<Side>,
+    /// This game's factor on each side's visits, by [`side_index`] (`attacker-visits-spread`).
+    visits_factor: [f64; 2],
     /// The opponent of this game, its side and index.
     opponent: Option<(Against, Box<dyn Player>)>,
     /// The opponent failed to move: the game ends without samples.
@@ -258,6 +260,7 @@ impl<'a> SelfPlay<'a> {
         let seed = self.seed ^ (game_number + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let search = Search::new(Game::new(self.variant), self.full_params[0].clone(), seed);
         let playout = self.rng.random::<f64>() < self.config.resign_playout_fraction;
+        let visits_factor = self.draw_visits_factor();
         let opponent = self.take_opponent(seed);
         let mut slot = Slot {
             search,
@@ -268,6 +271,7 @@ impl<'a> SelfPlay<'a> {
             low: [0; 2],
             would_resign: None,
             resigned: None,
+            visits_factor,
             opponent,
             opponent_failed: false,
         };
@@ -277,8 +281,23 @@ impl<'a> SelfPlay<'a> {
             slot.search = Search::new(Game::new(self.variant), self.full_params[0].clone(), seed);
             slot.opponent_failed = false;
         }
-        slot.full = self.begin_search(&mut slot.search);
+        slot.full = self.begin_search(&mut slot.search, slot.visits_factor);
         slot
+    }
+
+    /// The factors on the attackers' and defenders' visits of a new game: the ratio of the
+    /// attackers' visits to the defenders' is `attacker-visits-scale` times a factor drawn
+    /// log-uniform in [1/spread, spread], and their sum stays, so that a game costs what it
+    /// did. A spread of 1 draws nothing, so that runs without it keep their random streams.
+    fn draw_visits_factor(&mut self) -> [f64; 2] {
+        let (scale, spread) = (self.config.attacker_visits_scale, self.config.attacker_visits_spread);
+        if spread <= 1.0 {
+            return [1.0; 2];
+        }
+        let factor = spread.powf(self.rng.random_range(-1.0..=1.0));
+        // Attackers a = scale·v, defenders d = v; then a' = scale·factor·d' and a' + d' = a + d.
+        let defenders = (scale + 1.0) / (scale * factor + 1.0);
+        [factor * defenders, defenders]
     }
 
     /// An opponent and its side for the next game, in `opponent-fraction` of the games.
@@ -326,12 +345,17 @@ impl<'a> SelfPlay<'a> {
     }
 
     /// Chooses full or cheap for the next search and starts it.
-    fn begin_search(&mut self, search: &mut Search) -> bool {
+    fn begin_search(&mut self, search: &mut Search, visits_factor: [f64; 2]) -> bool {
         let full = self.rng.random::<f64>() < self.config.full_fraction;
         let side = side_index(search.game().position().side_to_move());
-        let params = if full { &self.full_params[side] } else { &self.fast_params[side] };
-        search.set_params(params.clone());
-        search.start(params.visits);
+        let mut params = if full { self.full_params[side].clone() } else { self.fast_params[side].clone() };
+        if visits_factor[side] != 1.0 {
+            let visits = (f64::from(params.visits) * visits_factor[side]).round();
+            params.visits = visits.clamp(1.0, MAX_VISITS as f64) as u32;
+        }
+        let visits = params.visits;
+        search.set_params(params);
+        search.start(visits);
         full
     }
 
@@ -435,7 +459,7 @@ impl<'a> SelfPlay<'a> {
         if self.game_ends(slot) || Self::opponent_moves(slot) || self.game_ends(slot) {
             return Some(self.finish(slot));
         }
-        slot.full = self.begin_search(&mut slot.search);
+        slot.full = self.begin_search(&mut slot.search, slot.visits_factor);
         None
     }
 

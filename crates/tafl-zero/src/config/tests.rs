@@ -11,6 +11,7 @@ fn shipped_configs_parse() {
         ("gpu", include_str!("../../../../configs/gpu.toml")),
         ("levers/surprise", include_str!("../../../../configs/levers/surprise.toml")),
         ("levers/tactical", include_str!("../../../../configs/levers/tactical.toml")),
+        ("levers/spread", include_str!("../../../../configs/levers/spread.toml")),
     ] {
         let config = RunConfig::from_toml(text).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
         config.variant(None).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
@@ -50,6 +51,11 @@ fn bad_values_name_the_key() {
         RunConfig::from_toml("[selfplay]\nattacker-visits-scale = 4.0\n").unwrap().selfplay.attacker_visits_scale,
         4.0
     );
+    for spread in ["0.5", "-1.0", "nan", "inf", "2000.0"] {
+        let e =
+            RunConfig::from_toml(&format!("[selfplay]\nattacker-visits-spread = {spread}\n")).unwrap_err().to_string();
+        assert!(e.contains("selfplay.attacker-visits-spread"), "{spread}: {e}");
+    }
     for share in ["-0.1", "1.5", "nan"] {
         let e =
             RunConfig::from_toml(&format!("[selfplay]\npolicy-surprise-weight = {share}\n")).unwrap_err().to_string();

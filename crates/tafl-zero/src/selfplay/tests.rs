@@ -270,6 +270,34 @@ fn the_attackers_search_with_their_scale_of_visits() {
 }
 
 #[test]
+fn a_spread_draws_each_games_ratio_of_visits_for_both_sides() {
+    // As above: only the side without the scripted opponent searches.
+    let evaluations = |spread: f64, opponent_side, games| {
+        let config = SelfPlayConfig {
+            full_fraction: 1.0,
+            max_plies: 20,
+            attacker_visits_scale: 4.0,
+            attacker_visits_spread: spread,
+            opponent: Opponents(vec![named("first")]),
+            opponent_fraction: 1.0,
+            opponent_side,
+            ..small_config()
+        };
+        against_first_move(&config, games).1.evaluations
+    };
+    // Both sides' searches change with the spread, and the same seed draws the same ratios.
+    for side in [OpponentSide::Defenders, OpponentSide::Attackers] {
+        let (fixed, spread) = (evaluations(1.0, side, 6), evaluations(64.0, side, 6));
+        assert_ne!(fixed, spread, "{side:?}");
+        assert_eq!(spread, evaluations(64.0, side, 6), "{side:?}");
+    }
+    // The sum of the two sides' visits stays 32 + 8 a move pair, so neither side searches more
+    // than 40 visits a move: at most 12 games of 10 searches each.
+    let attackers = evaluations(64.0, OpponentSide::Defenders, 12);
+    assert!(attackers <= 12 * 10 * 40, "{attackers}");
+}
+
+#[test]
 fn stops_when_asked() {
     let variant = Variant::preset("brandubh").unwrap();
     let config = small_config();
