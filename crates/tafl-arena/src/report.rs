@@ -7,6 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use serde::Serialize;
+use tafl_files::write_atomic;
 use tafl_rules::{Position, Side};
 
 use crate::game::Termination;
@@ -404,13 +405,16 @@ impl Summary {
     }
 }
 
-/// Writes `summary.json`, `games.csv` (archive format) and `otg/NNNN.otg` into `dir`.
+/// Writes `summary.json`, `games.csv` (archive format) and `otg/NNNN.otg` into `dir`, each
+/// whole or not at all.
 pub fn write_results(dir: &Path, results: &ArenaResults, summary: &Summary) -> Result<(), ArenaError> {
-    let io = |what: &str, e: &dyn std::fmt::Display| ArenaError::Io(format!("{what}: {e}"));
+    let io = |path: &Path, e: &dyn std::fmt::Display| ArenaError::Io(format!("{}: {e}", path.display()));
+    let write = |path: &Path, text: &str| write_atomic(path, text.as_bytes()).map_err(|e| io(path, &e));
     let otg_dir = dir.join("otg");
-    fs::create_dir_all(&otg_dir).map_err(|e| io(&otg_dir.display().to_string(), &e))?;
-    let json = serde_json::to_string_pretty(summary).map_err(|e| io("summary.json", &e))?;
-    fs::write(dir.join("summary.json"), json + "\n").map_err(|e| io("summary.json", &e))?;
+    fs::create_dir_all(&otg_dir).map_err(|e| io(&otg_dir, &e))?;
+    let summary_path = dir.join("summary.json");
+    let json = serde_json::to_string_pretty(summary).map_err(|e| io(&summary_path, &e))?;
+    write(&summary_path, &(json + "\n"))?;
     let mut csv = String::from(GAMES_CSV_HEADER);
     let date = today();
     for g in &results.games {
@@ -422,10 +426,9 @@ pub fn write_results(dir: &Path, results: &ArenaResults, summary: &Summary) -> R
             defenders: results.players[g.defenders].name().to_string(),
             round: (g.index + 1).to_string(),
         };
-        let path = otg_dir.join(format!("{:04}.otg", g.index));
-        fs::write(&path, otg(&g.played, &tags)).map_err(|e| io(&path.display().to_string(), &e))?;
+        write(&otg_dir.join(format!("{:04}.otg", g.index)), &otg(&g.played, &tags))?;
     }
-    fs::write(dir.join("games.csv"), csv).map_err(|e| io("games.csv", &e))?;
+    write(&dir.join("games.csv"), &csv)?;
     Ok(())
 }
 

@@ -122,7 +122,7 @@ fn command_line() -> String {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
-    tafl_nn::files::write_atomic(path, text.as_bytes())
+    tafl_files::write_atomic(path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))
         .map_err(|e| Failure { code: 1, error: e })
 }

@@ -248,7 +248,7 @@ pub fn save(
     if dir.exists() {
         return Err(CheckpointError::AlreadyExists(dir.to_path_buf()));
     }
-    let temp = crate::files::temp_sibling(dir, "checkpoint");
+    let temp = tafl_files::temp_sibling(dir, "checkpoint");
     fs::create_dir_all(&temp).map_err(io_error(&temp))?;
     let result = write_files(&temp, model, config, meta, optimizer).and_then(|()| {
         fs::rename(&temp, dir).map_err(|e| match e.kind() {

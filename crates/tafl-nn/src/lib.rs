@@ -22,7 +22,6 @@ pub mod checkpoint;
 pub mod conv_train;
 pub mod encoding;
 pub mod evaluator;
-pub mod files;
 mod matmul;
 pub mod model;
 pub mod onnx;

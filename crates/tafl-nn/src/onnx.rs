@@ -94,7 +94,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> OnnxError + '_ {
 /// cannot be written (a missing directory, for one); then nothing is left at `path`.
 pub fn export(net: &TaflNet, config: &TaflNetConfig, path: &Path) -> Result<OnnxInfo, OnnxError> {
     let bytes = to_bytes(net, config)?;
-    crate::files::write_atomic(path, &bytes).map_err(io_error(path))?;
+    tafl_files::write_atomic(path, &bytes).map_err(io_error(path))?;
     let size = config.board_size;
     Ok(OnnxInfo {
         path: path.to_path_buf(),

@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use tafl_files::temp_sibling;
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
-use tafl_nn::files::temp_sibling;
 use tafl_run::rundir::{ModelInfo, RunDir};
 use tafl_run::storage::Location;
 

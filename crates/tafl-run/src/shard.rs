@@ -224,7 +224,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
-use tafl_nn::files::write_atomic;
+use tafl_files::write_atomic;
 
 /// Writes a shard of `samples` atomically.
 ///

@@ -261,7 +261,7 @@ impl Store for LocalStore {
         if path.exists() {
             return Ok(Put::Exists);
         }
-        let temp = tafl_nn::files::temp_sibling(&path, "object");
+        let temp = tafl_files::temp_sibling(&path, "object");
         let written = (|| {
             let mut file = fs::File::create(&temp)?;
             file.write_all(bytes)?;

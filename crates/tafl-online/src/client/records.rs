@@ -64,10 +64,7 @@ impl Client {
         text.push_str(&a.referee.archive_line(Some(winner)));
         text.push('\n');
         let path = dir.join(format!("game-{id}.csv"));
-        let temp = dir.join(format!(".game-{id}.{}.tmp", std::process::id()));
-        let written = std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::write(&temp, text))
-            .and_then(|()| std::fs::rename(&temp, &path));
+        let written = std::fs::create_dir_all(dir).and_then(|()| tafl_files::write_atomic(&path, text.as_bytes()));
         match written {
             Ok(()) => Some(path),
             Err(e) => {

@@ -63,7 +63,7 @@ pub use fence::FenceHolder;
 pub use models::ModelInfo;
 pub use shards::ShardInfo;
 
-use tafl_nn::files::write_atomic;
+use tafl_files::write_atomic;
 
 use crate::RunError;
 use crate::storage::{LocalStore, Location, Put, Store, StoreError};

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use tafl_files::write_atomic;
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
-use tafl_nn::files::write_atomic;
 
 use super::{RunDir, key_of, model_number, storage};
 use crate::RunError;

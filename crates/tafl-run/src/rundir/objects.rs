@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use tafl_nn::files::write_atomic;
+use tafl_files::write_atomic;
 
 use super::{RunDir, storage};
 use crate::RunError;
