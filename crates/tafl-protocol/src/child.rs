@@ -1,6 +1,7 @@
 //! What the engine clients ([`crate::htp::HtpPlayer`], [`crate::uci_client::UciPlayer`]) share
-//! to run an engine as a child process: its pipes, its output as capped lines on a channel, the
-//! last lines of its standard error for error messages, and ending it.
+//! to run an engine as a child process ([`EngineProcess`]: its pipes, its output as capped lines
+//! on a channel, the last lines of its standard error for error messages, and ending it) and
+//! what goes wrong talking to one ([`EngineError`]).
 //!
 //! Nothing an engine writes is trusted: lines are cut at [`crate::lines::MAX_LINE`] bytes (on standard error
 //! too), so that an engine that never ends a line cannot fill our memory.
@@ -8,7 +9,7 @@
 use std::collections::VecDeque;
 use std::io::{self, BufReader, Read, Write};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -20,6 +21,184 @@ const STDERR_LINES: usize = 20;
 
 /// How long an engine has to exit after `quit` before it is killed.
 pub(crate) const QUIT_GRACE: Duration = Duration::from_millis(200);
+
+/// What went wrong talking to an engine, over HTP or the UCI-style protocol (the clients
+/// re-export it as `HtpError` and `UciError`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The program could not be started.
+    #[error("cannot start `{program}`: {message}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        message: String,
+    },
+    /// The engine exited (or closed its output) before answering.
+    #[error("the engine died before answering `{command}`{stderr}")]
+    Died {
+        /// The command it was answering.
+        command: String,
+        /// Its last lines of standard error, if any, prefixed for display.
+        stderr: String,
+    },
+    /// No answer in time; the engine is killed.
+    #[error("no answer to `{command}` within {timeout:?}; engine killed")]
+    Timeout {
+        /// The command.
+        command: String,
+        /// The time allowed.
+        timeout: Duration,
+    },
+    /// A line longer than the protocol allows (UCI: [`crate::uci_client::MAX_UCI_LINE`]); the
+    /// engine is killed.
+    #[error(
+        "answering `{command}`, the engine wrote a line of {len} bytes (at most {}); engine killed",
+        crate::uci_client::MAX_UCI_LINE
+    )]
+    LineTooLong {
+        /// The command.
+        command: String,
+        /// The line's length as read (cut at [`crate::lines::MAX_LINE`]).
+        len: usize,
+    },
+    /// The engine refused the command (HTP: `? MESSAGE`; UCI: `info string error…`).
+    #[error("the engine refused `{command}`: {message}")]
+    Refused {
+        /// The command.
+        command: String,
+        /// The engine's words.
+        message: String,
+    },
+    /// The engine's answer made no sense (a bad move text, a move of the wrong side).
+    #[error("the engine answered `{command}` with `{reply}`: {why}")]
+    Garbage {
+        /// The command.
+        command: String,
+        /// The reply.
+        reply: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The engine has no move (UCI: `bestmove (none)` or `0000`) in a game that is not over.
+    #[error("the engine has no move (`bestmove {reply}`) in a game that goes on{said}")]
+    NoMove {
+        /// The move text.
+        reply: String,
+        /// Its last `info string`, if any, prefixed for display.
+        said: String,
+    },
+    /// The engine chose a move that is illegal in our game.
+    #[error("the engine played the illegal move {mv}: {why}")]
+    IllegalMove {
+        /// The move.
+        mv: String,
+        /// Why it is illegal.
+        why: String,
+    },
+    /// The engine resigned (HTP).
+    #[error("the engine resigned")]
+    Resigned,
+    /// The game cannot be played with this engine.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A running engine: a child process, its output line by line, the tail of its standard error.
+/// After it died, timed out or was killed, every use fails with [`EngineError::Died`]; dropping
+/// it asks it to `quit`, then kills it.
+pub(crate) struct EngineProcess {
+    program: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr: StderrTail,
+    dead: bool,
+}
+
+impl EngineProcess {
+    /// Starts `program` with `args`.
+    pub(crate) fn spawn(program: &str, args: &[String]) -> Result<EngineProcess, EngineError> {
+        let piped = spawn_piped(program, args)
+            .map_err(|e| EngineError::Spawn { program: program.to_string(), message: e.to_string() })?;
+        // Reader threads end when the child closes its pipes (it exits or is killed).
+        Ok(EngineProcess {
+            program: program.to_string(),
+            child: piped.child,
+            stdin: piped.stdin,
+            lines: line_reader(piped.stdout),
+            stderr: StderrTail::spawn(piped.stderr),
+            dead: false,
+        })
+    }
+
+    /// The program, for error messages.
+    pub(crate) fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// Fails with [`EngineError::Died`] once the engine is dead.
+    pub(crate) fn alive(&mut self, command: &str) -> Result<(), EngineError> {
+        if self.dead { Err(self.died(command)) } else { Ok(()) }
+    }
+
+    /// Writes `command` and a newline to the engine's standard input.
+    pub(crate) fn send(&mut self, command: &str) -> Result<(), EngineError> {
+        self.alive(command)?;
+        if writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()).is_err() {
+            return Err(self.died(command));
+        }
+        Ok(())
+    }
+
+    /// The next line of its standard output, waiting at most `wait`; `None` when none came.
+    pub(crate) fn recv(&mut self, command: &str, wait: Duration) -> Result<Option<String>, EngineError> {
+        self.alive(command)?;
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => Ok(Some(line)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(self.died(command)),
+        }
+    }
+
+    /// Whether the process has exited.
+    pub(crate) fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// The error for a dead engine, with its last words on standard error.
+    pub(crate) fn died(&mut self, command: &str) -> EngineError {
+        if !self.dead {
+            // Let it finish exiting and the stderr reader collect what it said.
+            self.stderr.settle(Duration::from_millis(500));
+            self.kill();
+        }
+        EngineError::Died { command: command.to_string(), stderr: self.stderr.said_by(&self.program) }
+    }
+
+    /// Kills the engine for not answering `command` within `timeout`.
+    pub(crate) fn timed_out(&mut self, command: &str, timeout: Duration) -> EngineError {
+        self.kill();
+        EngineError::Timeout { command: command.to_string(), timeout }
+    }
+
+    /// Kills the engine; it is dead from now on.
+    pub(crate) fn kill(&mut self) {
+        self.dead = true;
+        kill(&mut self.child);
+    }
+}
+
+impl Drop for EngineProcess {
+    fn drop(&mut self) {
+        if self.dead {
+            self.kill();
+        } else {
+            // A `bye` is not waited for: the exit is what counts.
+            quit_or_kill(&mut self.child, &mut self.stdin);
+        }
+    }
+}
 
 /// A started engine and its three pipes.
 pub(crate) struct Piped {

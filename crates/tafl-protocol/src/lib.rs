@@ -16,6 +16,7 @@
 //! which caps its length and refuses what is not UTF-8 without ending the session.
 
 mod child;
+pub use child::EngineError;
 pub mod engine;
 pub mod htp;
 pub mod lines;

@@ -36,7 +36,6 @@
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -45,7 +44,8 @@ use tafl_rules::{Game, Move, Position, Side, parse_move, parse_square};
 use tafl_search::{Limits, MoveChoice, Player, PlayerError};
 
 use super::{parse_role, role_name, square_name};
-use crate::child::{self, StderrTail, line_reader};
+pub use crate::child::EngineError as HtpError;
+use crate::child::{self, EngineProcess, line_reader};
 pub use crate::lines::{CappedLines, MAX_LINE};
 
 /// How to start an engine and how long to wait for it.
@@ -86,77 +86,11 @@ impl HtpConfig {
     }
 }
 
-/// What went wrong talking to an engine.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HtpError {
-    /// The program could not be started.
-    #[error("cannot start `{program}`: {message}")]
-    Spawn {
-        /// The program.
-        program: String,
-        /// Why.
-        message: String,
-    },
-    /// The engine exited (or closed its output) before answering.
-    #[error("the engine died before answering `{command}`{stderr}")]
-    Died {
-        /// The command it was answering.
-        command: String,
-        /// Its last lines of standard error, if any, prefixed for display.
-        stderr: String,
-    },
-    /// No answer in time; the engine is killed.
-    #[error("no answer to `{command}` within {timeout:?}; engine killed")]
-    Timeout {
-        /// The command.
-        command: String,
-        /// The time allowed.
-        timeout: Duration,
-    },
-    /// The engine answered `? MESSAGE`.
-    #[error("the engine refused `{command}`: {message}")]
-    Refused {
-        /// The command.
-        command: String,
-        /// The engine's message.
-        message: String,
-    },
-    /// The engine's answer made no sense (a bad move text, a move of the wrong side).
-    #[error("the engine answered `{command}` with `{reply}`: {why}")]
-    Garbage {
-        /// The command.
-        command: String,
-        /// The reply.
-        reply: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// The engine chose a move that is illegal in our game.
-    #[error("the engine played the illegal move {mv}: {why}")]
-    IllegalMove {
-        /// The move.
-        mv: String,
-        /// Why it is illegal.
-        why: String,
-    },
-    /// The engine resigned.
-    #[error("the engine resigned")]
-    Resigned,
-    /// The game cannot be played over HTP.
-    #[error("{0}")]
-    Unsupported(String),
-}
-
 /// A running HTP engine: a child process and its answers, line by line.
 pub struct HtpEngine {
-    program: String,
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    process: EngineProcess,
     /// In [`HtpConfig::tcp`] mode: the connection and its lines.
     socket: Option<(TcpStream, Receiver<String>)>,
-    stderr: StderrTail,
-    dead: bool,
 }
 
 impl HtpEngine {
@@ -172,19 +106,7 @@ impl HtpEngine {
         } else {
             None
         };
-        let piped = child::spawn_piped(&config.program, &args).map_err(spawn_error)?;
-        // Reader threads end when the child closes its pipes (it exits or is killed).
-        let lines = line_reader(piped.stdout);
-        let stderr = StderrTail::spawn(piped.stderr);
-        let mut engine = HtpEngine {
-            program: config.program.clone(),
-            child: piped.child,
-            stdin: piped.stdin,
-            lines,
-            socket: None,
-            stderr,
-            dead: false,
-        };
+        let mut engine = HtpEngine { process: EngineProcess::spawn(&config.program, &args)?, socket: None };
         if let Some(listener) = listener {
             let stream = engine.accept(&listener, config.command_timeout)?;
             let reader = stream.try_clone().map_err(spawn_error)?;
@@ -196,10 +118,9 @@ impl HtpEngine {
     /// Waits for the engine to connect.
     fn accept(&mut self, listener: &TcpListener, timeout: Duration) -> Result<TcpStream, HtpError> {
         let deadline = Instant::now() + timeout;
-        let failed = |e: std::io::Error| HtpError::Spawn {
-            program: self.program.clone(),
-            message: format!("no connection: {e}"),
-        };
+        let program = self.process.program().to_string();
+        let failed =
+            |e: std::io::Error| HtpError::Spawn { program: program.clone(), message: format!("no connection: {e}") };
         listener.set_nonblocking(true).map_err(failed)?;
         loop {
             match listener.accept() {
@@ -210,12 +131,11 @@ impl HtpEngine {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(failed(e)),
             }
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return Err(self.died("connect"));
+            if self.process.has_exited() {
+                return Err(self.process.died("connect"));
             }
             if Instant::now() >= deadline {
-                self.kill();
-                return Err(HtpError::Timeout { command: "connect".into(), timeout });
+                return Err(self.process.timed_out("connect", timeout));
             }
             thread::sleep(Duration::from_millis(5));
         }
@@ -225,16 +145,15 @@ impl HtpEngine {
     /// Lines that start with neither `=` nor `?` are skipped. After a timeout or a death the
     /// engine is unusable and every later command fails.
     pub fn send(&mut self, command: &str, timeout: Duration) -> Result<String, HtpError> {
-        if self.dead {
-            return Err(self.died(command));
-        }
         let verb = command.split_whitespace().next().unwrap_or_default();
-        let written = match &mut self.socket {
-            Some((stream, _)) => writeln!(stream, "{command}").and_then(|()| stream.flush()),
-            None => writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()),
-        };
-        if written.is_err() {
-            return Err(self.died(command));
+        self.process.alive(command)?;
+        match &mut self.socket {
+            Some((stream, _)) => {
+                if writeln!(stream, "{command}").and_then(|()| stream.flush()).is_err() {
+                    return Err(self.process.died(command));
+                }
+            }
+            None => self.process.send(command)?,
         }
         let deadline = Instant::now() + timeout;
         if self.socket.is_some() && verb == "play" {
@@ -245,57 +164,23 @@ impl HtpEngine {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let received = match &self.socket {
-                Some((_, socket_lines)) if from_socket => socket_lines.recv_timeout(left),
-                _ => self.lines.recv_timeout(left),
+                Some((_, socket_lines)) if from_socket => match socket_lines.recv_timeout(left) {
+                    Ok(line) => return Ok(line.trim().to_string()),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return Err(self.process.died(command)),
+                },
+                _ => self.process.recv(command, left)?,
             };
-            if from_socket && let Ok(line) = &received {
-                return Ok(line.trim().to_string());
+            let Some(line) = received else {
+                return Err(self.process.timed_out(command, timeout));
+            };
+            let line = line.trim_end();
+            if let Some(rest) = line.strip_prefix('=') {
+                return Ok(rest.trim().to_string());
             }
-            match received {
-                Ok(line) => {
-                    let line = line.trim_end();
-                    if let Some(rest) = line.strip_prefix('=') {
-                        return Ok(rest.trim().to_string());
-                    }
-                    if let Some(rest) = line.strip_prefix('?') {
-                        return Err(HtpError::Refused {
-                            command: command.to_string(),
-                            message: rest.trim().to_string(),
-                        });
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    self.kill();
-                    return Err(HtpError::Timeout { command: command.to_string(), timeout });
-                }
-                Err(RecvTimeoutError::Disconnected) => return Err(self.died(command)),
+            if let Some(rest) = line.strip_prefix('?') {
+                return Err(HtpError::Refused { command: command.to_string(), message: rest.trim().to_string() });
             }
-        }
-    }
-
-    /// The error for a dead engine, with its last words on standard error.
-    fn died(&mut self, command: &str) -> HtpError {
-        if !self.dead {
-            self.dead = true;
-            // Let it finish exiting and the stderr reader collect what it said.
-            self.stderr.settle(Duration::from_millis(500));
-            self.kill();
-        }
-        HtpError::Died { command: command.to_string(), stderr: self.stderr.said_by(&self.program) }
-    }
-
-    fn kill(&mut self) {
-        self.dead = true;
-        child::kill(&mut self.child);
-    }
-}
-
-impl Drop for HtpEngine {
-    fn drop(&mut self) {
-        if self.dead {
-            self.kill();
-        } else {
-            child::quit_or_kill(&mut self.child, &mut self.stdin);
         }
     }
 }

@@ -64,15 +64,13 @@ mod replies;
 
 pub use replies::{Info, Reply, Score, UciOption, parse_reply};
 
-use std::io::Write;
-use std::process::{Child, ChildStdin};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use tafl_rules::{Game, Move, Position, Variant, parse_move};
 use tafl_search::{Limits, MAX_SEARCH_COUNT, MoveChoice, Player, PlayerError, Stop};
 
-use crate::child::{self, StderrTail, line_reader};
+pub use crate::child::EngineError as UciError;
+use crate::child::{self, EngineProcess};
 use crate::engine::compact_move;
 
 /// The move time when neither the caller nor the config gives a limit.
@@ -129,80 +127,6 @@ impl UciConfig {
     }
 }
 
-/// What went wrong talking to an engine.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UciError {
-    /// The program could not be started.
-    #[error("cannot start `{program}`: {message}")]
-    Spawn {
-        /// The program.
-        program: String,
-        /// Why.
-        message: String,
-    },
-    /// The engine exited (or closed its output) before answering.
-    #[error("the engine died before answering `{command}`{stderr}")]
-    Died {
-        /// The command it was answering.
-        command: String,
-        /// Its last lines of standard error, if any, prefixed for display.
-        stderr: String,
-    },
-    /// No answer in time; the engine is killed.
-    #[error("no answer to `{command}` within {timeout:?}; engine killed")]
-    Timeout {
-        /// The command.
-        command: String,
-        /// The time allowed.
-        timeout: Duration,
-    },
-    /// A line longer than [`MAX_UCI_LINE`]; the engine is killed.
-    #[error("answering `{command}`, the engine wrote a line of {len} bytes (at most {MAX_UCI_LINE}); engine killed")]
-    LineTooLong {
-        /// The command.
-        command: String,
-        /// The line's length as read (cut at [`crate::lines::MAX_LINE`]).
-        len: usize,
-    },
-    /// The engine answered `info string error…`.
-    #[error("the engine refused `{command}`: {message}")]
-    Refused {
-        /// The command.
-        command: String,
-        /// The engine's words.
-        message: String,
-    },
-    /// The engine's `bestmove` is not a move.
-    #[error("the engine answered `{command}` with `bestmove {reply}`: {why}")]
-    Garbage {
-        /// The command.
-        command: String,
-        /// The move text.
-        reply: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// The engine has no move (`bestmove (none)` or `0000`) in a game that is not over.
-    #[error("the engine has no move (`bestmove {reply}`) in a game that goes on{said}")]
-    NoMove {
-        /// The move text.
-        reply: String,
-        /// Its last `info string`, if any, prefixed for display.
-        said: String,
-    },
-    /// The engine chose a move that is illegal in our game.
-    #[error("the engine played the illegal move {mv}: {why}")]
-    IllegalMove {
-        /// The move.
-        mv: String,
-        /// Why it is illegal.
-        why: String,
-    },
-    /// The game cannot be played with this engine.
-    #[error("{0}")]
-    Unsupported(String),
-}
-
 /// What waiting for a line brought.
 enum Wait {
     Line(Reply),
@@ -210,87 +134,33 @@ enum Wait {
     Nothing,
 }
 
-/// A running engine: a child process and its output, line by line.
+/// A running engine: a child process and its output, read as replies.
 struct UciEngine {
-    program: String,
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    stderr: StderrTail,
-    dead: bool,
+    process: EngineProcess,
 }
 
 impl UciEngine {
     fn spawn(config: &UciConfig) -> Result<UciEngine, UciError> {
-        let piped = child::spawn_piped(&config.program, &config.args)
-            .map_err(|e| UciError::Spawn { program: config.program.clone(), message: e.to_string() })?;
-        // Reader threads end when the child closes its pipes (it exits or is killed).
-        Ok(UciEngine {
-            program: config.program.clone(),
-            child: piped.child,
-            stdin: piped.stdin,
-            lines: line_reader(piped.stdout),
-            stderr: StderrTail::spawn(piped.stderr),
-            dead: false,
-        })
+        Ok(UciEngine { process: EngineProcess::spawn(&config.program, &config.args)? })
     }
 
     /// Writes one command.
     fn send(&mut self, command: &str) -> Result<(), UciError> {
-        if self.dead {
-            return Err(self.died(command));
-        }
-        if writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()).is_err() {
-            return Err(self.died(command));
-        }
-        Ok(())
+        self.process.send(command)
     }
 
     /// Waits for the next line until `deadline` (`timeout` after `command` was sent), at most
     /// [`STOP_POLL`] at a time so that the caller can look at its stop flag.
     fn next(&mut self, command: &str, deadline: Instant, timeout: Duration) -> Result<Wait, UciError> {
-        if self.dead {
-            return Err(self.died(command));
-        }
         let left = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(left.min(STOP_POLL)) {
-            Ok(line) if line.len() > MAX_UCI_LINE => {
-                self.kill();
+        match self.process.recv(command, left.min(STOP_POLL))? {
+            Some(line) if line.len() > MAX_UCI_LINE => {
+                self.process.kill();
                 Err(UciError::LineTooLong { command: command.to_string(), len: line.len() })
             }
-            Ok(line) => Ok(Wait::Line(parse_reply(&line))),
-            Err(RecvTimeoutError::Timeout) if left > STOP_POLL => Ok(Wait::Nothing),
-            Err(RecvTimeoutError::Timeout) => {
-                self.kill();
-                Err(UciError::Timeout { command: command.to_string(), timeout })
-            }
-            Err(RecvTimeoutError::Disconnected) => Err(self.died(command)),
-        }
-    }
-
-    /// The error for a dead engine, with its last words on standard error.
-    fn died(&mut self, command: &str) -> UciError {
-        if !self.dead {
-            // Let it finish exiting and the stderr reader collect what it said.
-            self.stderr.settle(Duration::from_millis(500));
-            self.kill();
-        }
-        UciError::Died { command: command.to_string(), stderr: self.stderr.said_by(&self.program) }
-    }
-
-    fn kill(&mut self) {
-        self.dead = true;
-        child::kill(&mut self.child);
-    }
-}
-
-impl Drop for UciEngine {
-    fn drop(&mut self) {
-        if self.dead {
-            self.kill();
-        } else {
-            // The engine's `bye` is not waited for: its exit is what counts.
-            child::quit_or_kill(&mut self.child, &mut self.stdin);
+            Some(line) => Ok(Wait::Line(parse_reply(&line))),
+            None if left > STOP_POLL => Ok(Wait::Nothing),
+            None => Err(self.process.timed_out(command, timeout)),
         }
     }
 }
@@ -464,7 +334,9 @@ impl UciPlayer {
                 reply: text.clone(),
                 said: info.string.as_ref().map(|s| format!("; it said: {s}")).unwrap_or_default(),
             },
-            Unplayable::Garbage(why) => UciError::Garbage { command: command.clone(), reply: text.clone(), why },
+            Unplayable::Garbage(why) => {
+                UciError::Garbage { command: command.clone(), reply: format!("bestmove {text}"), why }
+            }
             Unplayable::Illegal(why) => UciError::IllegalMove { mv: text.clone(), why },
         })?;
         Ok(choice(game, mv, &info))
