@@ -151,10 +151,10 @@ fn write_bundle(
     fs::write(&meta_path, text).map_err(|e| PlayersError::io(&meta_path, e))?;
     // Load the copy: the weights match their digest and their config.
     let loaded = checkpoint::load(&weights, expected, &tafl_nn::device())
-        .map_err(|e| PlayersError::Model { id: id.to_string(), message: e.to_string() })?;
+        .map_err(|source| PlayersError::Checkpoint { id: id.to_string(), source })?;
     let config = loaded.config;
     tafl_nn::onnx::export(&loaded.model, &config, &temp.join(ONNX))
-        .map_err(|e| PlayersError::Model { id: id.to_string(), message: e.to_string() })?;
+        .map_err(|source| PlayersError::Onnx { id: id.to_string(), source })?;
     let info = ModelInfo::from_meta(&meta);
     let manifest = BundleManifest {
         format_version: BUNDLE_FORMAT,

@@ -31,13 +31,21 @@ pub enum PlayersError {
         /// The error.
         source: std::io::Error,
     },
-    /// A checkpoint does not load or save.
-    #[error("model {id}: {message}")]
-    Model {
+    /// A model's checkpoint does not load.
+    #[error("model {id}: {source}")]
+    Checkpoint {
         /// The model's id or path.
         id: String,
         /// Why.
-        message: String,
+        source: tafl_nn::checkpoint::CheckpointError,
+    },
+    /// A model's ONNX file could not be written.
+    #[error("model {id}: {source}")]
+    Onnx {
+        /// The model's id or path.
+        id: String,
+        /// Why.
+        source: tafl_nn::onnx::OnnxError,
     },
     /// The run could not be read.
     #[error(transparent)]

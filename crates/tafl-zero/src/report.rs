@@ -110,30 +110,39 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
             })
             .collect()
     };
-    line_chart(
-        &out.join("elo.svg"),
-        "Elo of the best model against each opponent",
-        "iteration",
-        "Elo",
-        &elo_series(&|_, e| f64::from(e.iteration)),
-    )?;
-    plots.push(("elo.svg", "Elo against the evaluation opponents, by iteration (clamped to ±800)"));
-    line_chart(
-        &out.join("elo-hours.svg"),
-        "Elo against hours of training",
-        "hours since the run started",
-        "Elo",
-        &elo_series(&|t, _| hours(t)),
-    )?;
-    plots.push(("elo-hours.svg", "Elo against the evaluation opponents, by wall-clock hours"));
-    line_chart(
-        &out.join("elo-samples.svg"),
-        "Elo against training samples",
-        "samples seen in training",
-        "Elo",
-        &elo_series(&|_, e| e.samples_seen as f64),
-    )?;
-    plots.push(("elo-samples.svg", "Elo against the evaluation opponents, by samples trained on"));
+    let by_iteration = |_: f64, e: &EvalRow| f64::from(e.iteration);
+    let by_hours = |t: f64, _: &EvalRow| hours(t);
+    let by_samples = |_: f64, e: &EvalRow| e.samples_seen as f64;
+    // An evaluation's x coordinate from its time and row.
+    type XOf<'a> = &'a dyn Fn(f64, &EvalRow) -> f64;
+    // (file, title, x axis, x of a row, caption)
+    let elo_plots: [(&str, &str, &str, XOf, &str); 3] = [
+        (
+            "elo.svg",
+            "Elo of the best model against each opponent",
+            "iteration",
+            &by_iteration,
+            "Elo against the evaluation opponents, by iteration (clamped to ±800)",
+        ),
+        (
+            "elo-hours.svg",
+            "Elo against hours of training",
+            "hours since the run started",
+            &by_hours,
+            "Elo against the evaluation opponents, by wall-clock hours",
+        ),
+        (
+            "elo-samples.svg",
+            "Elo against training samples",
+            "samples seen in training",
+            &by_samples,
+            "Elo against the evaluation opponents, by samples trained on",
+        ),
+    ];
+    for (file, title, x_label, x, caption) in elo_plots {
+        line_chart(&out.join(file), title, x_label, "Elo", &elo_series(x))?;
+        plots.push((file, caption));
+    }
 
     let sp: Vec<&SelfPlayMetrics> = events(&metrics).map(|(_, m)| m).collect();
     let mut games = 0;

@@ -85,16 +85,9 @@ mod tests {
         let variant = tafl_rules::Variant::preset("brandubh").unwrap();
         let sample = Sample::of_position(&tafl_rules::Position::start(variant), 1, 0, 0);
         let header = |v: &str| ShardHeader {
-            format_version: 0,
             variant: v.into(),
             encoding_version: 1,
-            board_size: 7,
-            count: 0,
-            games: 1,
-            model: "m000000".into(),
-            created: 0,
-            payload_len: 0,
-            checksum: 0,
+            ..ShardHeader::new(variant, 1, "m000000".into())
         };
         write_shard(&dir.join("good.bin"), header("brandubh"), std::slice::from_ref(&sample)).unwrap();
         write_shard(&dir.join("foreign.bin"), header("tablut"), &[sample]).unwrap();
