@@ -149,16 +149,14 @@ pub fn is_bundle(path: &Path) -> bool {
 pub fn read_manifest(dir: &Path) -> Result<BundleManifest, PlayersError> {
     let path = dir.join(MANIFEST);
     let text = fs::read_to_string(&path).map_err(|e| PlayersError::io(&path, e))?;
-    let manifest: BundleManifest =
-        toml::from_str(&text).map_err(|e| PlayersError::Other(format!("{}: {e}", path.display())))?;
+    let manifest: BundleManifest = toml::from_str(&text).map_err(|e| PlayersError::bad_file(&path, e))?;
     if manifest.format_version != BUNDLE_FORMAT {
-        return Err(PlayersError::Other(format!(
-            "{}: format_version {} is not supported (this build reads {BUNDLE_FORMAT})",
-            path.display(),
-            manifest.format_version
-        )));
+        return Err(PlayersError::bad_file(
+            &path,
+            format!("format_version {} is not supported (this build reads {BUNDLE_FORMAT})", manifest.format_version),
+        ));
     }
-    manifest.search.time().map_err(|e| PlayersError::Other(format!("{}: {e}", path.display())))?;
+    manifest.search.time().map_err(|e| PlayersError::bad_file(&path, e))?;
     Ok(manifest)
 }
 

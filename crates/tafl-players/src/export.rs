@@ -53,10 +53,6 @@ pub struct ExportReport {
     pub manifest: BundleManifest,
 }
 
-fn other(message: String) -> PlayersError {
-    PlayersError::Other(message)
-}
-
 /// Writes a player bundle of a model of the run at `run_dir` (a directory, `file://` or
 /// `s3://` URL, as [`RunDir::open`] reads it) into the new directory `out`.
 ///
@@ -65,48 +61,43 @@ fn other(message: String) -> PlayersError {
 /// load; the run's storage fails; I/O errors. On error nothing is left at `out`.
 pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<ExportReport, PlayersError> {
     if out.exists() || out.symlink_metadata().is_ok() {
-        return Err(other(format!(
-            "{} already exists: export never overwrites; choose another --out or remove it",
-            out.display()
-        )));
+        return Err(PlayersError::Exists { path: out.to_path_buf() });
     }
     // Opening a local run makes its folders: a directory that holds none is not made one.
     if let Ok(Location::Local(path)) = Location::parse(&run_dir.to_string_lossy())
         && !RunDir::holds_models(&path)
     {
-        return Err(other(format!("{} is not a run directory (no models/ folder)", run_dir.display())));
+        return Err(PlayersError::NotARun { path: run_dir.to_path_buf() });
     }
     let run = RunDir::open(run_dir)?;
     let models = run.models();
+    let no_model = |model: Option<&str>| PlayersError::NoModel {
+        run: run.location(),
+        model: model.map(str::to_string),
+        models: models.clone(),
+    };
     let id = match options.model.as_deref() {
-        None | Some("best") => {
-            run.best_model().ok_or_else(|| other(format!("{}: no complete model to export", run.location())))?
-        }
+        None | Some("best") => run.best_model().ok_or_else(|| no_model(None))?,
         Some(id) if models.iter().any(|m| m == id) => id.to_string(),
-        Some(id) => {
-            return Err(other(format!(
-                "{}: no complete model `{id}` (models: {})",
-                run.location(),
-                if models.is_empty() { "none".to_string() } else { models.join(", ") }
-            )));
-        }
+        Some(id) => return Err(no_model(Some(id))),
     };
     // A run in object storage: the model into the local cache first.
     if !run.fetch_model(&id)? {
-        return Err(other(format!("{}: model `{id}` is not complete", run.location())));
+        return Err(no_model(Some(&id)));
     }
     let model_dir = run.model_dir(&id);
     let meta_path = model_dir.join("meta.json");
     let text = fs::read_to_string(&meta_path).map_err(|e| PlayersError::io(&meta_path, e))?;
-    let meta: CheckpointMeta =
-        serde_json::from_str(&text).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
+    let meta: CheckpointMeta = serde_json::from_str(&text).map_err(|e| PlayersError::bad_file(&meta_path, e))?;
     if tafl_nn::encoding::planes_of(meta.encoding_version).is_none() {
-        return Err(other(format!(
-            "{}: encoding_version {} but this build plays encodings 1 to {}; the bundle would not load",
-            meta_path.display(),
-            meta.encoding_version,
-            tafl_nn::ENCODING_VERSION
-        )));
+        return Err(PlayersError::bad_file(
+            &meta_path,
+            format!(
+                "encoding_version {} but this build plays encodings 1 to {}; the bundle would not load",
+                meta.encoding_version,
+                tafl_nn::ENCODING_VERSION
+            ),
+        ));
     }
     let expected = Expected { variant: meta.variant.clone(), encoding_version: meta.encoding_version };
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -116,7 +107,7 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     fs::create_dir_all(temp.join(WEIGHTS)).map_err(|e| PlayersError::io(&temp, e))?;
     let result = write_bundle(&temp, &run, &id, &meta, &expected, options).and_then(|manifest| {
         if out.exists() {
-            return Err(other(format!("{} already exists: export never overwrites", out.display())));
+            return Err(PlayersError::Exists { path: out.to_path_buf() });
         }
         fs::rename(&temp, out).map_err(|e| PlayersError::io(out, e))?;
         Ok(manifest)
@@ -147,7 +138,7 @@ fn write_bundle(
     let mut meta = meta.clone();
     meta.optimizer = None;
     let meta_path = weights.join("meta.json");
-    let text = serde_json::to_string_pretty(&meta).map_err(|e| other(format!("{}: {e}", meta_path.display())))?;
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| PlayersError::bad_file(&meta_path, e))?;
     fs::write(&meta_path, text).map_err(|e| PlayersError::io(&meta_path, e))?;
     // Load the copy: the weights match their digest and their config.
     let loaded = checkpoint::load(&weights, expected, &tafl_nn::device())
@@ -182,7 +173,7 @@ fn write_bundle(
             exported: tafl_run::writer::now(),
         }),
     };
-    let body = toml::to_string_pretty(&manifest).map_err(|e| other(format!("{MANIFEST}: {e}")))?;
+    let body = toml::to_string_pretty(&manifest).map_err(|e| PlayersError::bad_file(&temp.join(MANIFEST), e))?;
     let text = format!(
         "# A tafl player bundle, written by `tafl export`. Run it with `tafl engine --player <this directory>`.\n\n{body}"
     );

@@ -50,13 +50,55 @@ pub enum PlayersError {
     /// The run could not be read.
     #[error(transparent)]
     Run(#[from] tafl_run::RunError),
-    /// Something else (a bundle that does not parse, an output that exists).
-    #[error("{0}")]
-    Other(String),
+    /// A file the player is read from (`player.toml`, a model's `meta.json`) does not parse, or
+    /// holds what this build cannot play.
+    #[error("{}: {reason}", path.display())]
+    BadFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the key where there is one.
+        reason: String,
+    },
+    /// An export's output exists: export never overwrites.
+    #[error("{} already exists: export never overwrites; choose another --out or remove it", path.display())]
+    Exists {
+        /// The output.
+        path: PathBuf,
+    },
+    /// The directory named as a run holds no models.
+    #[error("{} is not a run directory (no models/ folder)", path.display())]
+    NotARun {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The run has no complete model of that name (or none at all, for `best`).
+    #[error("{run}: {}", no_model_message(model.as_deref(), models))]
+    NoModel {
+        /// The run, as its location reads.
+        run: String,
+        /// The model asked for; `None`: the best.
+        model: Option<String>,
+        /// The run's complete models.
+        models: Vec<String>,
+    },
+}
+
+fn no_model_message(model: Option<&str>, models: &[String]) -> String {
+    match model {
+        None => "no complete model to export".to_string(),
+        Some(id) => {
+            let list = if models.is_empty() { "none".to_string() } else { models.join(", ") };
+            format!("no complete model `{id}` (models: {list})")
+        }
+    }
 }
 
 impl PlayersError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> PlayersError {
         PlayersError::Io { path: path.to_path_buf(), source }
+    }
+
+    pub(crate) fn bad_file(path: &Path, reason: impl std::fmt::Display) -> PlayersError {
+        PlayersError::BadFile { path: path.to_path_buf(), reason: reason.to_string() }
     }
 }

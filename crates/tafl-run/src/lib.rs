@@ -45,10 +45,47 @@ pub enum RunError {
     /// The run's storage failed or refused.
     #[error(transparent)]
     Storage(#[from] storage::StoreError),
-    /// Something else that stops the operation (another trainer holds the run, an object's
-    /// name is taken by other bytes).
-    #[error("{0}")]
-    Other(String),
+    /// An object the run should hold is not in its store.
+    #[error("{store}/{key}: not found")]
+    Missing {
+        /// The store, as it describes itself.
+        store: String,
+        /// The object's key.
+        key: String,
+    },
+    /// An immutable object's name is taken by other bytes (two writers with one worker id?).
+    #[error("{at}: exists with other contents{}", if *rejected { " (two writers with one worker id?); kept in .spool-rejected" } else { "" })]
+    Conflict {
+        /// The object, as a path or a store key.
+        at: String,
+        /// The object was moved from the spool to `.spool-rejected/`.
+        rejected: bool,
+    },
+    /// The run's trainer fence: another trainer holds the run, or took it over.
+    #[error("run {run}: {fence}")]
+    Fence {
+        /// The run, as its store describes itself.
+        run: String,
+        /// What the fence says.
+        fence: FenceError,
+    },
+}
+
+/// Why the trainer's fence stops a trainer ([`RunError::Fence`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FenceError {
+    /// Another trainer holds the run.
+    #[error("has a trainer already: {0}; stop it first, or pass --take-over if it is gone")]
+    Held(String),
+    /// Another trainer claimed the fence at the same moment.
+    #[error("{0} claimed the trainer's fence at the same moment")]
+    Raced(String),
+    /// Another trainer took the run over since this one claimed it.
+    #[error("{0} took over as trainer; this one stops")]
+    TakenOver(String),
+    /// A thread of this process panicked while holding the fence's lock.
+    #[error("the trainer fence's lock was poisoned by a panic")]
+    Poisoned,
 }
 
 impl RunError {

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{RunDir, storage};
-use crate::RunError;
 use crate::storage::{Put, Store};
 use crate::writer::{host_name, now, worker_id};
+use crate::{FenceError, RunError};
 
 /// True unless `pid` is known not to run on this machine.
 fn process_alive(pid: u32) -> bool {
@@ -70,7 +70,7 @@ impl RunDir {
     /// # Errors
     /// Another trainer holds the run (the error names it); the store fails.
     pub fn claim_trainer(&self) -> Result<(), RunError> {
-        let mut held = self.fence.lock().map_err(|_| RunError::Other("trainer fence lock poisoned".into()))?;
+        let mut held = self.fence.lock().map_err(|_| self.fence_error(FenceError::Poisoned))?;
         if held.is_some() {
             return Ok(());
         }
@@ -79,11 +79,7 @@ impl RunDir {
             let mine = holder.owner == worker_id();
             let dead = holder.host == host_name() && !process_alive(holder.pid);
             if !(mine || dead || self.take_over) {
-                return Err(RunError::Other(format!(
-                    "run {} has a trainer already: {}; stop it first, or pass --take-over if it is gone",
-                    self.store.describe(),
-                    holder.describe()
-                )));
+                return Err(self.fence_error(FenceError::Held(holder.describe())));
             }
         }
         let me =
@@ -92,10 +88,7 @@ impl RunDir {
         let next = epoch + 1;
         if self.store.put_if_absent(&fence_key(next), text.as_bytes()).map_err(storage)? == Put::Exists {
             let other = self.fence_holder(next).map_or_else(|| "another trainer".into(), |h| h.describe());
-            return Err(RunError::Other(format!(
-                "run {}: {other} claimed the trainer's fence at the same moment",
-                self.store.describe()
-            )));
+            return Err(self.fence_error(FenceError::Raced(other)));
         }
         *held = Some(Fence { store: Arc::clone(&self.store), epoch: next });
         Ok(())
@@ -107,22 +100,18 @@ impl RunDir {
     /// # Errors
     /// Another trainer took the run over; the store fails.
     pub fn check_fence(&self) -> Result<(), RunError> {
-        let held = self
-            .fence
-            .lock()
-            .map_err(|_| RunError::Other("trainer fence lock poisoned".into()))?
-            .as_ref()
-            .map(|f| f.epoch);
+        let held = self.fence.lock().map_err(|_| self.fence_error(FenceError::Poisoned))?.as_ref().map(|f| f.epoch);
         let Some(epoch) = held else { return Ok(()) };
         let (newest, _) = self.newest_fence()?;
         if newest != epoch {
             let other = self.fence_holder(newest).map_or_else(|| "another trainer".into(), |h| h.describe());
-            return Err(RunError::Other(format!(
-                "run {}: {other} took over as trainer; this one stops",
-                self.store.describe()
-            )));
+            return Err(self.fence_error(FenceError::TakenOver(other)));
         }
         Ok(())
+    }
+
+    fn fence_error(&self, fence: FenceError) -> RunError {
+        RunError::Fence { run: self.store.describe(), fence }
     }
 
     /// Lets go of the trainer's fence, if this process holds it.

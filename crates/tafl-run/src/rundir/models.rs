@@ -173,7 +173,7 @@ impl RunDir {
                 .store
                 .get(key)
                 .map_err(storage)?
-                .ok_or_else(|| RunError::Other(format!("{}: vanished while fetching", self.store.describe())))?;
+                .ok_or_else(|| RunError::Missing { store: self.store.describe(), key: key.clone() })?;
             let path = temp.join(name);
             fs::write(&path, bytes).map_err(|e| RunError::io(&path, e))?;
         }

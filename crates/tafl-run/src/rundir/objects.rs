@@ -19,7 +19,7 @@ impl RunDir {
                 .store
                 .get(key)
                 .map_err(storage)?
-                .ok_or_else(|| RunError::Other(format!("{}/{key}: not found", self.store.describe())))?;
+                .ok_or_else(|| RunError::Missing { store: self.store.describe(), key: key.to_string() })?;
             if let Some(dir) = path.parent() {
                 fs::create_dir_all(dir).map_err(|e| RunError::io(dir, e))?;
             }
@@ -40,7 +40,7 @@ impl RunDir {
             return match put_once(self.store.as_ref(), key, bytes).map_err(storage)? {
                 Put::Created => Ok(0),
                 Put::Exists => {
-                    Err(RunError::Other(format!("{}: exists with other contents", self.root.join(key).display())))
+                    Err(RunError::Conflict { at: self.root.join(key).display().to_string(), rejected: false })
                 }
             };
         }
@@ -79,10 +79,8 @@ impl RunDir {
                     let rejected = LocalStore::new(&self.root.join(".spool-rejected"));
                     let _ = rejected.put_if_absent(key, &bytes);
                     spool.delete(key).map_err(storage)?;
-                    return Err(RunError::Other(format!(
-                        "{}/{key}: exists with other contents (two writers with one worker id?); kept in .spool-rejected",
-                        self.store.describe()
-                    )));
+                    let at = format!("{}/{key}", self.store.describe());
+                    return Err(RunError::Conflict { at, rejected: true });
                 }
                 Err(_) => {
                     waiting = keys.len() - i;
