@@ -83,7 +83,7 @@ pub fn export(run_dir: &Path, out: &Path, options: &ExportOptions) -> Result<Exp
     };
     // A run in object storage: the model into the local cache first.
     if !run.fetch_model(&id)? {
-        return Err(no_model(Some(&id)));
+        return Err(PlayersError::Incomplete { run: run.location(), model: id });
     }
     let model_dir = run.model_dir(&id);
     let meta_path = model_dir.join("meta.json");

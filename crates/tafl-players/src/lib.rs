@@ -50,7 +50,7 @@ pub enum PlayersError {
     /// The run could not be read.
     #[error(transparent)]
     Run(#[from] tafl_run::RunError),
-    /// A file the player is read from (`player.toml`, a model's `meta.json`) does not parse, or
+    /// A player's file (`player.toml`, a model's `meta.json`) does not parse or serialise, or
     /// holds what this build cannot play.
     #[error("{}: {reason}", path.display())]
     BadFile {
@@ -80,6 +80,14 @@ pub enum PlayersError {
         model: Option<String>,
         /// The run's complete models.
         models: Vec<String>,
+    },
+    /// A model the run lists could not be fetched whole from its store.
+    #[error("{run}: model `{model}` is not complete")]
+    Incomplete {
+        /// The run, as its location reads.
+        run: String,
+        /// The model.
+        model: String,
     },
 }
 
