@@ -7,8 +7,9 @@
 //! time there (`perf` on `tafl bench nn --train`). Here a 3x3 convolution's forward pass runs
 //! through the Winograd F(4x4, 3x3) transforms of [`crate::winograd`] (3.4 times fewer
 //! multiplications), and so does its input gradient, which is the convolution of the output
-//! gradient with the kernels turned half a circle; the weight gradient is `grad · im2colᵀ`, one
-//! product per slice of the batch on each core. Other kernels (the heads' 1x1) take `im2col`
+//! gradient with the kernels turned half a circle; the weight gradient is summed in the same
+//! transform domain (one product per point and row of tiles, a slice of the batch on each
+//! core) and taken back to the kernels once. Other kernels (the heads' 1x1) take `im2col`
 //! products for all three.
 //!
 //! Only an autodiff device on the `flex` backend takes this path; elsewhere (wgpu) and with
@@ -35,7 +36,7 @@ use rayon::prelude::*;
 
 use crate::Device;
 use crate::matmul::{Threads, matmul_t};
-use crate::winograd::{Bordered, Scratch, Tiling, WinogradConv};
+use crate::winograd::{self, Bordered, Scratch, Tiling, WinogradConv};
 
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(true) };
@@ -299,12 +300,27 @@ impl ConvShape {
         self.batch_major(&self.col2im(&cols), self.channels_in)
     }
 
-    /// The weight gradient `[c_out][c_in][k][k]` from batch-major `x` and `grad`: `grad ·
-    /// im2col(x)ᵀ`, summed over slices of [`SLICE`] positions that run side by side, each
-    /// product on one thread (one product over the whole batch reduces over 15 488 columns for
-    /// b4c48 at batch 128, which `gemm` splits badly).
+    /// The weight gradient `[c_out][c_in][k][k]` from batch-major `x` and `grad`, summed over
+    /// slices of [`SLICE`] positions that run side by side, each on one thread (one product over
+    /// the whole batch reduces over 15 488 columns for b4c48 at batch 128, which `gemm` splits
+    /// badly): in Winograd's transform domain for 3x3 kernels ([`winograd::point_grads`]), else
+    /// `grad · im2col(x)ᵀ`.
     fn weight_grad(self, x: &[f32], grad: &[f32]) -> Vec<f32> {
         let (c_in, c_out, area) = (self.channels_in, self.channels_out, self.area());
+        if self.kernel == 3 {
+            let parts: Vec<Vec<f32>> = x
+                .par_chunks((SLICE * c_in * area).max(1))
+                .zip(grad.par_chunks((SLICE * c_out * area).max(1)))
+                .map(|(x, grad)| {
+                    let tiling = Tiling::new(self.size, x.len() / (c_in * area).max(1));
+                    winograd::point_grads(
+                        &Bordered::from_planes(x, c_in, tiling),
+                        &Bordered::from_planes(grad, c_out, tiling),
+                    )
+                })
+                .collect();
+            return winograd::kernel_grads(&sum(parts, winograd::POINTS * c_out * c_in), c_out, c_in);
+        }
         let parts: Vec<Vec<f32>> = x
             .par_chunks((SLICE * c_in * area).max(1))
             .zip(grad.par_chunks((SLICE * c_out * area).max(1)))
@@ -318,12 +334,17 @@ impl ConvShape {
                 dw
             })
             .collect();
-        let mut dw = vec![0.0; c_out * self.taps()];
-        for part in parts {
-            dw.iter_mut().zip(part).for_each(|(d, p)| *d += p);
-        }
-        dw
+        sum(parts, c_out * self.taps())
     }
+}
+
+/// The sum of equally long `parts` (`len` zeros when there are none).
+fn sum(parts: Vec<Vec<f32>>, len: usize) -> Vec<f32> {
+    let mut total = vec![0.0; len];
+    for part in parts {
+        total.iter_mut().zip(part).for_each(|(t, p)| *t += p);
+    }
+    total
 }
 
 /// Positions per Winograd slice: what [`crate::packed`] keeps in the caches at inference.
@@ -392,7 +413,13 @@ mod tests {
             let case = format!("batch {batch}, {c_in} -> {c_out}, {size}x{size}, kernel {kernel}");
             assert!(max_diff(out, out_burn) < 1e-4, "output, {case}");
             assert!(max_diff(dx, dx_burn) < 1e-4, "input gradient, {case}");
-            assert!(max_diff(dw, dw_burn) < 1e-4, "weight gradient, {case}");
+            // A weight gradient here sums up to 363 products of normal values and reaches 65,
+            // where an f32 step is 8e-6: both sums round, in different orders (measured: 1.2e-4
+            // apart, 2e-6 of the largest; the Winograd sums against f64 are checked in
+            // `winograd`), so beyond 1e-4 the bound grows with the gradient.
+            let dw_max = dw_burn.clone().abs().max().into_scalar::<f32>();
+            let dw_diff = max_diff(dw, dw_burn);
+            assert!(dw_diff < 1e-4_f32.max(1e-5 * dw_max), "weight gradient, {case}: {dw_diff} of {dw_max}");
         }
     }
 

@@ -38,14 +38,14 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::matmul::{Threads, matmul};
+use crate::matmul::{Threads, matmul, matmul_t};
 
 /// Side of the output tile of one transform.
 const TILE: usize = 4;
 /// Side of the input window of a tile: the tile and the kernel's reach of one square around it.
 const WINDOW: usize = TILE + 2;
 /// Points of the transform domain: one matrix product each.
-const POINTS: usize = WINDOW * WINDOW;
+pub(crate) const POINTS: usize = WINDOW * WINDOW;
 /// Positions transformed together, one per vector lane (16 `f32`: one AVX-512 register).
 const LANES: usize = 16;
 
@@ -310,6 +310,103 @@ impl WinogradConv {
                     }
                     transform_2d(&m, &mut work.half_out, &mut work.tile, output_1d);
                     write_tile(&work.tile, Spot { tile, first, width }, tiling, epilogue, plane);
+                }
+            }
+        }
+    }
+}
+
+/// The gradient of a 3x3 "same" convolution's weight in the transform domain, `[point][out][in]`,
+/// from its input `x` and the gradient `grad` of its output (of one slice, without bias):
+/// [`kernel_grads`] takes it back to the kernels once the slices are summed.
+///
+/// The forward pass makes each output tile `Y = Aᵀ (Σ_in U ⊙ V) A` from the transformed
+/// kernels `U = G g Gᵀ` and windows `V = Bᵀ d B`, so the gradient of `U` is the sum over tiles
+/// of `(A dY Aᵀ) ⊙ V`: at each point, one product `[out × tiles] · [tiles × in]` (Lavin & Gray
+/// again), 3.4 times fewer multiplications than `grad · im2col(x)ᵀ` and no 9-fold copy of
+/// the input. The border of `grad` is zero, so the tiles' overhang adds nothing.
+///
+/// # Panics
+/// If `x` and `grad` are not of one tiling.
+pub(crate) fn point_grads(x: &Bordered, grad: &Bordered) -> Vec<f32> {
+    assert_eq!(x.tiling, grad.tiling, "input and gradient of one slice");
+    pulp::Arch::new().dispatch(PointGrads { x, grad })
+}
+
+/// `Gᵀ m G` of every kernel's points `[point][out][in]` (summed by the caller over slices):
+/// the weight gradient `[out][in][3][3]` as Burn holds the weight.
+pub(crate) fn kernel_grads(points: &[f32], channels_out: usize, channels_in: usize) -> Vec<f32> {
+    let pairs = channels_out * channels_in;
+    assert_eq!(points.len(), POINTS * pairs, "not {channels_out} x {channels_in} kernels of points");
+    let mut out = vec![0.0; pairs * 9];
+    for (pair, kernel) in out.chunks_exact_mut(9).enumerate() {
+        let m = |k: usize, l: usize| f64::from(points[(k * WINDOW + l) * pairs + pair]);
+        // `half[l][r]`: (Gᵀ m)[r][l], column by column.
+        let half: [[f64; 3]; WINDOW] = from_fn(|l| kernel_grad_1d(from_fn(|k| m(k, l))));
+        for (r, row) in kernel.chunks_exact_mut(3).enumerate() {
+            let back = kernel_grad_1d(from_fn(|l| half[l][r]));
+            row.iter_mut().zip(back).for_each(|(o, v)| *o = v as f32);
+        }
+    }
+    out
+}
+
+/// [`point_grads`] for [`pulp::Arch::dispatch`] (see [`Layer`]).
+struct PointGrads<'a> {
+    x: &'a Bordered,
+    grad: &'a Bordered,
+}
+
+impl pulp::WithSimd for PointGrads<'_> {
+    type Output = Vec<f32>;
+
+    /// Row of tiles by row of tiles, as [`Layer`], each point's product added to its sum.
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> Vec<f32> {
+        let Self { x, grad } = self;
+        let (c_in, c_out, columns) = (x.channels, grad.channels, x.tiling.row_columns());
+        let mut points = vec![0.0; POINTS * c_out * c_in];
+        let (mut windows, mut grads) = (Vec::new(), Vec::new());
+        let (lhs, rhs, dst) = ((c_out * columns).max(1), (c_in * columns).max(1), (c_out * c_in).max(1));
+        for tiles in x.tiling.tile_rows() {
+            transform_inputs(x, tiles.clone(), &mut windows);
+            transform_output_grads(grad, tiles, &mut grads);
+            let jobs = grads.chunks_exact(lhs).zip(windows.chunks_exact(rhs)).zip(points.chunks_exact_mut(dst));
+            for ((g, v), p) in jobs {
+                matmul_t(g, v, p, [c_out, columns, c_in], [false, true], true, Threads::One);
+            }
+        }
+        points
+    }
+}
+
+/// A dY Aᵀ of each output tile of the row `tiles` in every channel of `grad`, written as each
+/// point's `[channel][tile of the row · position]` (the layout of [`transform_inputs`]).
+#[inline(always)]
+fn transform_output_grads(grad: &Bordered, tiles: Range<usize>, out: &mut Vec<f32>) {
+    let tiling = grad.tiling;
+    let (side, positions, columns) = (tiling.side(), tiling.positions, tiling.row_columns());
+    let point_stride = grad.channels * columns;
+    out.resize(POINTS * point_stride, 0.0);
+    let mut y = [[[0.0; LANES]; TILE]; TILE];
+    let mut half = [[[0.0; LANES]; TILE]; WINDOW];
+    let mut domain = [[[0.0; LANES]; WINDOW]; WINDOW];
+    for (channel, plane) in grad.planes().enumerate() {
+        for (column_tile, tile) in tiles.clone().enumerate() {
+            let (rank, file) = tiling.corner(tile);
+            for first in (0..positions).step_by(LANES) {
+                let width = LANES.min(positions - first);
+                // The tile's outputs sit one square in from its window's corner.
+                for (r, row) in y.iter_mut().enumerate() {
+                    let start = ((rank + 1 + r) * side + file + 1) * positions + first;
+                    for (c, lanes) in row.iter_mut().enumerate() {
+                        load(&plane[start + c * positions..], width, lanes);
+                    }
+                }
+                transform_2d(&y, &mut half, &mut domain, output_grad_1d);
+                let at = channel * columns + column_tile * positions + first;
+                for (point, lanes) in domain.iter().flatten().enumerate() {
+                    store(lanes, &mut out[point * point_stride + at..], width);
                 }
             }
         }
@@ -587,6 +684,21 @@ fn output_1d([m0, m1, m2, m3, m4, m5]: [f32; WINDOW]) -> [f32; TILE] {
     [m0 + sum12 + sum34, diff12 + 2.0 * diff34, sum12 + 4.0 * sum34, diff12 + 8.0 * diff34 + m5]
 }
 
+/// A y for a tile's column or row `y` of output gradients: the transpose of [`output_1d`].
+///
+/// A = [1 0 0 0; 1 1 1 1; 1 −1 1 −1; 1 2 4 8; 1 −2 4 −8; 0 0 0 1].
+#[inline(always)]
+fn output_grad_1d([y0, y1, y2, y3]: [f32; TILE]) -> [f32; WINDOW] {
+    let (even, odd) = (y0 + y2, y1 + y3);
+    let (even2, odd2) = (y0 + 4.0 * y2, 2.0 * y1 + 8.0 * y3);
+    [y0, even + odd, even - odd, even2 + odd2, even2 - odd2, y3]
+}
+
+/// Gᵀ m for a column or row `m` of a kernel's points: the transpose of [`kernel_1d`].
+fn kernel_grad_1d([m0, m1, m2, m3, m4, m5]: [f64; WINDOW]) -> [f64; 3] {
+    [m0 / 4.0 - (m1 + m2) / 6.0 + (m3 + m4) / 24.0, (m2 - m1) / 6.0 + (m3 - m4) / 12.0, (m3 + m4 - m1 - m2) / 6.0 + m5]
+}
+
 /// G g for a kernel's column or row `g`, in `f64` (once per model, so rounding only once).
 ///
 /// G = [1/4 0 0; −1/6 −1/6 −1/6; −1/6 1/6 −1/6; 1/24 1/12 1/6; 1/24 −1/12 1/6; 0 0 1].
@@ -691,6 +803,53 @@ mod tests {
                 let worst = got.iter().zip(&expected).map(|(g, e)| (f64::from(*g) - e).abs()).fold(0.0, f64::max);
                 assert!(worst <= 5e-6 * scale, "{size}x{size}: max error {worst} against outputs up to {scale}");
             }
+        }
+    }
+
+    /// The direct weight gradient of the 'same' 3x3 convolution in `f64`, `[out][in][3][3]`:
+    /// `x` is `[in][position · square]`, `grad` is `[out][position · square]`.
+    fn direct_weight_grad(
+        x: &[f32],
+        grad: &[f32],
+        [channels_out, channels_in, size, positions]: [usize; 4],
+    ) -> Vec<f64> {
+        let (area, n) = (size * size, positions * size * size);
+        let mut out = vec![0.0; channels_out * channels_in * 9];
+        for (o, i, ky, kx) in (0..channels_out)
+            .flat_map(|o| (0..channels_in).flat_map(move |i| (0..9).map(move |t| (o, i, t / 3, t % 3))))
+        {
+            let mut sum = 0.0;
+            for (p, r, f) in (0..positions).flat_map(|p| (0..area).map(move |s| (p, s / size, s % size))) {
+                let (Some(rr), Some(ff)) = ((r + ky).checked_sub(1), (f + kx).checked_sub(1)) else { continue };
+                if rr < size && ff < size {
+                    let g = f64::from(grad[o * n + p * area + r * size + f]);
+                    sum += g * f64::from(x[i * n + p * area + rr * size + ff]);
+                }
+            }
+            out[((o * channels_in + i) * 3 + ky) * 3 + kx] = sum;
+        }
+        out
+    }
+
+    #[test]
+    fn winograd_weight_gradient_equals_the_direct_one_on_every_board_size() {
+        for (size, positions) in [(7, 3), (9, 1), (11, 17), (13, 2), (4, 1), (11, 0)] {
+            let (channels_out, channels_in) = (4, 3);
+            let tiling = Tiling::new(size, positions);
+            let x = values(channels_in * positions * size * size, size + 5);
+            let grad = values(channels_out * positions * size * size, size + 6);
+            let expected = direct_weight_grad(&x, &grad, [channels_out, channels_in, size, positions]);
+            let points = point_grads(
+                &Bordered::from_columns(&x, channels_in, tiling),
+                &Bordered::from_columns(&grad, channels_out, tiling),
+            );
+            let got = kernel_grads(&points, channels_out, channels_in);
+            assert_eq!(got.len(), expected.len());
+            // Each gradient sums up to 17 boards of products: the error is measured against the
+            // largest, as for the forward pass.
+            let scale = expected.iter().fold(1.0_f64, |m, e| m.max(e.abs()));
+            let worst = got.iter().zip(&expected).map(|(g, e)| (f64::from(*g) - e).abs()).fold(0.0, f64::max);
+            assert!(worst <= 5e-6 * scale, "{size}x{size}, {positions} positions: max error {worst} against {scale}");
         }
     }
 
