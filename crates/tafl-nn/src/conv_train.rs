@@ -137,7 +137,7 @@ impl Backward<Flex, 2> for SquareConvBackward {
 }
 
 /// The `f32` values of a tensor, borrowed when it is contiguous (a copy only of a strided view).
-fn values(t: &FlexTensor) -> Cow<'_, [f32]> {
+pub(crate) fn values(t: &FlexTensor) -> Cow<'_, [f32]> {
     match t.as_slice::<f32>() {
         Some(values) => Cow::Borrowed(values),
         // Every tensor of the net is f32 (`TaflNet` is built and trained in f32): another

@@ -24,6 +24,7 @@ pub mod encoding;
 pub mod evaluator;
 mod matmul;
 pub mod model;
+pub mod norm_train;
 pub mod onnx;
 pub mod packed;
 pub mod policy;

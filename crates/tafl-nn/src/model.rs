@@ -143,7 +143,7 @@ impl ConvBn {
             return self.conv.forward(x);
         }
         if x.device().is_autodiff() && self.norm.training.is_enabled() {
-            return self.norm.forward(crate::conv_train::conv2d(&self.conv, x));
+            return crate::norm_train::batch_norm(&self.norm, crate::conv_train::conv2d(&self.conv, x));
         }
         let (weight, bias) = self.folded(&x.device());
         let pad = self.conv.kernel_size[0] / 2;

@@ -1,0 +1,319 @@
+//! The net's batch norms while it trains, forward and backward, as a backend extension beside
+//! [`crate::conv_train`].
+//!
+//! Why: Burn's batch norm gathers each channel's values by swapping the batch and channel
+//! dimensions and copying the tensor into that order, twice on the way forward (mean, variance)
+//! and twice on the way back; on `flex` those copies were about a tenth of a b4c48 training
+//! step (`perf` on `tafl bench nn --train`). Here each channel's statistics and gradients are
+//! summed where the values lie, `[batch][channel][square]`, one channel per task.
+//!
+//! The same arithmetic as Burn's `batch_norm_train` and its backward (biased variance, the
+//! running statistics updated with the module's momentum); only an autodiff device on `flex`
+//! takes this path, as for [`crate::conv_train`], and the tests check it against Burn's.
+
+use burn::backend::autodiff::Autodiff;
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::flex::FlexTensor;
+use burn::backend::tensor::FloatTensor;
+use burn::backend::{Backend, Dispatch, Flex, TensorMetadata, backend_extension};
+use burn::nn::BatchNorm;
+use burn::tensor::{Tensor, TensorData};
+use rayon::prelude::*;
+
+use crate::conv_train::{applies_to, values};
+
+/// `norm.forward(x)` for a module in training mode: normalised with the batch's statistics,
+/// which also move the running statistics by the module's momentum. Through this module's
+/// sums where [`applies_to`] the device, Burn's otherwise.
+///
+/// # Shapes
+/// - `x`: `[batch, channels, size, size]`, and so is the output
+pub fn batch_norm(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
+    if !applies_to(&x.device()) {
+        return norm.forward(x);
+    }
+    let [channels] = norm.gamma.dims();
+    let moments = Tensor::<2>::from_dispatch(<Dispatch as ChannelNorm>::channel_moments(
+        x.clone().detach().inner().into_dispatch(),
+    ));
+    let moments = Tensor::from_inner(moments);
+    let [mean, variance] = [0, 1].map(|row| moments.clone().slice(row..row + 1).reshape([channels]));
+    let momentum = norm.momentum as f32;
+    let device = x.device();
+    let update =
+        |state: Tensor<1>, batch: Tensor<1>| (state.to_device(&device) * (1.0 - momentum) + batch * momentum).detach();
+    norm.running_mean.update(update(norm.running_mean.value_sync(), mean));
+    norm.running_var.update(update(norm.running_var.value_sync(), variance));
+    Tensor::<4>::from_dispatch(<Dispatch as ChannelNorm>::channel_norm(
+        x.into_dispatch(),
+        norm.gamma.val().into_dispatch(),
+        norm.beta.val().into_dispatch(),
+        norm.epsilon,
+    ))
+}
+
+/// Batch normalisation with the batch's own statistics: `x [batch, channels, ...]`, `gamma`
+/// and `beta` `[channels]`.
+#[backend_extension(Autodiff, Flex)]
+pub trait ChannelNorm: Backend {
+    /// `(x − mean) / √(variance + epsilon) · gamma + beta`, each channel with its own mean and
+    /// biased variance over the batch and the board.
+    fn channel_norm(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self>;
+
+    /// Each channel's mean and biased variance, `[2, channels]` (not differentiated).
+    fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self>;
+}
+
+impl ChannelNorm for Flex {
+    fn channel_norm(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self> {
+        let layout = Layout::of(&x);
+        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), epsilon);
+        FlexTensor::from_data(TensorData::new(out, x.shape()))
+    }
+
+    fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        let layout = Layout::of(&x);
+        let x = values(&x);
+        let (mean, variance): (Vec<f32>, Vec<f32>) = (0..layout.channels)
+            .into_par_iter()
+            .map(|c| layout.moments(&x, c))
+            .map(|(m, v)| (m as f32, v as f32))
+            .unzip();
+        FlexTensor::from_data(TensorData::new([mean, variance].concat(), [2, layout.channels]))
+    }
+}
+
+impl<C: CheckpointStrategy> ChannelNorm for Autodiff<Flex, C> {
+    fn channel_norm(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self> {
+        let backward = ChannelNormBackward { epsilon };
+        match backward.prepare::<C>([x.node(), gamma.node(), beta.node()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (x, gamma) = (x.into_primitive(), gamma.into_primitive());
+                let out = Flex::channel_norm(x.clone(), gamma.clone(), beta.into_primitive(), epsilon);
+                prep.finish((x, gamma), out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(Flex::channel_norm(
+                x.into_primitive(),
+                gamma.into_primitive(),
+                beta.into_primitive(),
+                epsilon,
+            )),
+        }
+    }
+
+    fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        // Statistics for the running averages only: no gradient flows through them.
+        let node = x.node();
+        NoGradient.prepare::<C>([node]).compute_bound().stateless(Flex::channel_moments(x.into_primitive()))
+    }
+}
+
+#[derive(Debug)]
+struct NoGradient;
+
+impl Backward<Flex, 1> for NoGradient {
+    type State = ();
+
+    fn backward(self, _ops: Ops<(), 1>, _grads: &mut Gradients, _checkpointer: &mut Checkpointer) {}
+}
+
+#[derive(Debug)]
+struct ChannelNormBackward {
+    epsilon: f64,
+}
+
+impl Backward<Flex, 3> for ChannelNormBackward {
+    /// The input and gamma: the statistics are summed again from the input, which keeps a
+    /// batch's memory at the size of its activations.
+    type State = (FlexTensor, FlexTensor);
+
+    fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
+        let [node_x, node_gamma, node_beta] = ops.parents;
+        let grad = grads.consume::<Flex>(&ops.node);
+        let (x, gamma) = ops.state;
+        let layout = Layout::of(&x);
+        let (dx, dgamma, dbeta) = layout.backward(&values(&x), &values(&gamma), &values(&grad), self.epsilon);
+        let channels = |v: Vec<f32>| FlexTensor::from_data(TensorData::new(v, [layout.channels]));
+        if let Some(node) = node_x {
+            grads.register::<Flex>(node.id, FlexTensor::from_data(TensorData::new(dx, x.shape())));
+        }
+        if let Some(node) = node_gamma {
+            grads.register::<Flex>(node.id, channels(dgamma));
+        }
+        if let Some(node) = node_beta {
+            grads.register::<Flex>(node.id, channels(dbeta));
+        }
+    }
+}
+
+/// Where each channel's values lie in a `[batch, channels, ...]` tensor: `batch` runs of
+/// `area` values, `channels · area` apart.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    batch: usize,
+    channels: usize,
+    area: usize,
+}
+
+impl Layout {
+    fn of(x: &FlexTensor) -> Self {
+        let dims = x.shape().dims::<4>();
+        Self { batch: dims[0], channels: dims[1], area: dims[2] * dims[3] }
+    }
+
+    /// The values of `channel`, run by run.
+    fn runs(self, x: &[f32], channel: usize) -> impl Iterator<Item = &[f32]> {
+        (0..self.batch).map(move |b| &x[(b * self.channels + channel) * self.area..][..self.area])
+    }
+
+    /// Values per channel, at least 1 (an empty batch has mean 0 and variance 0).
+    fn count(self) -> f64 {
+        (self.batch * self.area).max(1) as f64
+    }
+
+    /// Mean and biased variance of `channel`, summed in `f64` in two passes.
+    fn moments(self, x: &[f32], channel: usize) -> (f64, f64) {
+        let sum: f64 = self.runs(x, channel).flatten().map(|&v| f64::from(v)).sum();
+        let mean = sum / self.count();
+        let squares: f64 = self.runs(x, channel).flatten().map(|&v| (f64::from(v) - mean).powi(2)).sum();
+        (mean, squares / self.count())
+    }
+
+    /// Per channel: the mean and `1 / √(variance + epsilon)`.
+    fn statistics(self, x: &[f32], epsilon: f64) -> Vec<(f32, f32)> {
+        (0..self.channels)
+            .into_par_iter()
+            .map(|c| {
+                let (mean, variance) = self.moments(x, c);
+                (mean as f32, (1.0 / (variance + epsilon).sqrt()) as f32)
+            })
+            .collect()
+    }
+
+    fn forward(self, x: &[f32], gamma: &[f32], beta: &[f32], epsilon: f64) -> Vec<f32> {
+        let stats = self.statistics(x, epsilon);
+        let mut out = vec![0.0; x.len()];
+        out.par_chunks_mut((self.channels * self.area).max(1))
+            .zip(x.par_chunks((self.channels * self.area).max(1)))
+            .for_each(|(out, x)| {
+                for (c, (out, x)) in
+                    out.chunks_exact_mut(self.area.max(1)).zip(x.chunks_exact(self.area.max(1))).enumerate()
+                {
+                    let (mean, inv_std) = stats[c];
+                    let (scale, shift) = (gamma[c] * inv_std, beta[c] - mean * gamma[c] * inv_std);
+                    out.iter_mut().zip(x).for_each(|(o, v)| *o = v * scale + shift);
+                }
+            });
+        out
+    }
+
+    /// `(dx, dgamma, dbeta)` from the output gradient `grad`: with x̂ the normalised input,
+    /// `dbeta = Σ grad`, `dgamma = Σ grad · x̂` and `dx = gamma / σ · (grad − dbeta / n − x̂ ·
+    /// dgamma / n)`, each sum over the channel's `n` values.
+    fn backward(self, x: &[f32], gamma: &[f32], grad: &[f32], epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let stats = self.statistics(x, epsilon);
+        let sums: Vec<(f64, f64)> = (0..self.channels)
+            .into_par_iter()
+            .map(|c| {
+                let (mean, inv_std) = stats[c];
+                let pairs = self.runs(grad, c).flatten().zip(self.runs(x, c).flatten());
+                pairs.fold((0.0, 0.0), |(dbeta, dgamma), (&g, &v)| {
+                    (dbeta + f64::from(g), dgamma + f64::from(g) * f64::from((v - mean) * inv_std))
+                })
+            })
+            .collect();
+        let n = self.count();
+        let mut dx = vec![0.0; x.len()];
+        let chunk = (self.channels * self.area).max(1);
+        dx.par_chunks_mut(chunk).zip(x.par_chunks(chunk)).zip(grad.par_chunks(chunk)).for_each(|((dx, x), grad)| {
+            let runs = dx.chunks_exact_mut(self.area.max(1)).zip(x.chunks_exact(self.area.max(1)));
+            for (c, ((dx, x), grad)) in runs.zip(grad.chunks_exact(self.area.max(1))).enumerate() {
+                let ((mean, inv_std), (dbeta, dgamma)) = (stats[c], sums[c]);
+                let (mean_grad, mean_projection) = ((dbeta / n) as f32, (dgamma / n) as f32);
+                let scale = gamma[c] * inv_std;
+                for ((d, &v), &g) in dx.iter_mut().zip(x).zip(grad) {
+                    *d = scale * (g - mean_grad - (v - mean) * inv_std * mean_projection);
+                }
+            }
+        });
+        let (dbeta, dgamma) = sums.into_iter().map(|(b, g)| (b as f32, g as f32)).unzip();
+        (dx, dgamma, dbeta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::module::{Param, RunningState};
+    use burn::nn::BatchNormConfig;
+    use burn::tensor::Distribution;
+
+    use super::*;
+    use crate::conv_train::set_enabled;
+    use crate::training_device;
+
+    fn max_diff<const D: usize>(a: Tensor<D>, b: Tensor<D>) -> f32 {
+        (a - b).abs().max().into_scalar::<f32>()
+    }
+
+    /// Output, gradients of input, gamma and beta, and the running statistics after one step,
+    /// on this path and on Burn's.
+    #[test]
+    fn equals_burns_batch_norm_its_gradients_and_running_statistics() {
+        let device = training_device();
+        for (batch, channels, size) in [(5, 7, 11), (1, 3, 3), (16, 48, 9)] {
+            let x = Tensor::<4>::random([batch, channels, size, size], Distribution::Normal(0.5, 2.0), &device);
+            let grad = Tensor::<4>::random([batch, channels, size, size], Distribution::Normal(0.0, 1.0), &device);
+            let random =
+                |low: f64, high: f64| Tensor::<1>::random([channels], Distribution::Uniform(low, high), &device);
+            let [gamma, beta, mean, var] =
+                [(0.5, 2.0), (-1.0, 1.0), (-1.0, 1.0), (0.5, 2.0)].map(|(l, h)| random(l, h));
+            let [ours, burns] = [true, false].map(|enabled| {
+                set_enabled(enabled);
+                // A module of its own each time: clones share their running statistics.
+                let mut norm = BatchNormConfig::new(channels).init(&device);
+                norm.gamma = Param::from_tensor(gamma.clone());
+                norm.beta = Param::from_tensor(beta.clone());
+                norm.running_mean = RunningState::new(mean.clone());
+                norm.running_var = RunningState::new(var.clone());
+                let x = x.clone().detach().require_grad();
+                let out = batch_norm(&norm, x.clone());
+                let grads = (out.clone() * grad.clone()).sum().backward();
+                set_enabled(true);
+                let dx = x.grad(&grads).expect("x requires its gradient");
+                let dgamma = norm.gamma.val().grad(&grads).expect("gamma requires its gradient");
+                let dbeta = norm.beta.val().grad(&grads).expect("beta requires its gradient");
+                let running = [norm.running_mean.value(), norm.running_var.value()];
+                (out.detach().inner(), dx, [dgamma, dbeta], running)
+            });
+            let case = format!("batch {batch}, {channels} channels, {size}x{size}");
+            assert!(max_diff(ours.0, burns.0) < 1e-4, "output, {case}");
+            assert!(max_diff(ours.1, burns.1) < 1e-4, "input gradient, {case}");
+            for (name, (a, b)) in ["gamma", "beta"].iter().zip(ours.2.into_iter().zip(burns.2)) {
+                // Sums over up to 1 296 values of order 1.
+                let scale = b.clone().abs().max().into_scalar::<f32>().max(1.0);
+                assert!(max_diff(a, b) < 1e-5 * scale, "{name} gradient, {case}");
+            }
+            for (name, (a, b)) in ["mean", "variance"].iter().zip(ours.3.into_iter().zip(burns.3)) {
+                assert!(max_diff(a, b) < 1e-4, "running {name}, {case}");
+            }
+        }
+    }
+}
