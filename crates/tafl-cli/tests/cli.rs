@@ -1,25 +1,11 @@
 //! The `tafl` binary end to end: output, exit codes and error messages.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::tafl;
 
 const ARCHIVE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tafl-rules/tests/data/copenhagen-11x11-archive.csv");
-
-fn tafl(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tafl"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tafl");
-    if let Some(text) = stdin {
-        child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write stdin");
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().expect("wait")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -33,7 +19,7 @@ fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
 
 #[test]
 fn perft_prints_the_known_counts() {
-    let out = tafl(&["perft", "--variant", "copenhagen", "--depth", "3"], None);
+    let out = tafl(&["perft", "--variant", "copenhagen", "--depth", "3"], "");
     assert!(out.status.success());
     let s = text(&out.stdout);
     for n in ["116", "6788", "806344"] {
@@ -43,7 +29,7 @@ fn perft_prints_the_known_counts() {
 
 #[test]
 fn replay_of_the_archive_is_clean() {
-    let out = tafl(&["replay", "--json", ARCHIVE], None);
+    let out = tafl(&["replay", "--json", ARCHIVE], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<serde_json::Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 876);
@@ -55,7 +41,7 @@ fn replay_of_the_archive_is_clean() {
 
 #[test]
 fn replay_json_has_every_field() {
-    let out = tafl(&["replay", "--json", "--format", "moves", "-"], Some("h1-h3 f8-i8\nf10-i10"));
+    let out = tafl(&["replay", "--json", "--format", "moves", "-"], "h1-h3 f8-i8\nf10-i10");
     assert_eq!(out.status.code(), Some(0));
     let g: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(g["game"], 1);
@@ -71,14 +57,14 @@ fn replay_json_has_every_field() {
 
 #[test]
 fn an_illegal_ply_is_named_and_exits_1() {
-    let out = tafl(&["replay", "--format", "moves", "-"], Some("h1-h3 f8-f6"));
+    let out = tafl(&["replay", "--format", "moves", "-"], "h1-h3 f8-f6");
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("ply 2 (f8-f6)"), "{}", text(&out.stdout));
 }
 
 #[test]
 fn a_wrong_capture_list_exits_1() {
-    let out = tafl(&["replay", "--json", "--format", "moves", "-"], Some("h1-h3xh5"));
+    let out = tafl(&["replay", "--json", "--format", "moves", "-"], "h1-h3xh5");
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("\"recorded\":[\"h5\"]"));
 }
@@ -86,7 +72,7 @@ fn a_wrong_capture_list_exits_1() {
 #[test]
 fn zero_plies_report_a_decided_start() {
     let fen = "11/11/11/11/11/11/11/3a7/2aka6/3a7/11 d";
-    let out = tafl(&["replay", "--json", "--format", "moves", "--start", fen, "-"], Some(""));
+    let out = tafl(&["replay", "--json", "--format", "moves", "--start", fen, "-"], "");
     let g: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(g["outcome"]["reason"], "king-captured");
     assert_eq!(g["outcome"]["ply"], 0);
@@ -95,29 +81,29 @@ fn zero_plies_report_a_decided_start() {
 #[test]
 fn bad_input_exits_2_with_a_located_message() {
     let bad_line = temp_file("bad.csv", "# comment\nh1-h3 f8-z8,0,0,Ongoing\n");
-    let out = tafl(&["replay", bad_line.to_str().unwrap()], None);
+    let out = tafl(&["replay", bad_line.to_str().unwrap()], "");
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains(":2:10:") && err.contains("file a..k"), "{err}");
 
-    let out = tafl(&["show", "--fen", "3aaaaa3/5a5 a"], None);
+    let out = tafl(&["show", "--fen", "3aaaaa3/5a5 a"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("bad --fen"));
 
     let variant = temp_file("v.toml", "base = 'copenhagen'\n[rules]\nshieldwal = true\n");
-    let out = tafl(&["perft", "--variant", variant.to_str().unwrap(), "--depth", "1"], None);
+    let out = tafl(&["perft", "--variant", variant.to_str().unwrap(), "--depth", "1"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("shieldwal"), "{}", text(&out.stderr));
 
-    let out = tafl(&["replay", "/no/such/file.csv"], None);
+    let out = tafl(&["replay", "/no/such/file.csv"], "");
     assert_eq!(out.status.code(), Some(2));
-    let out = tafl(&["perft", "--variant", "chess"], None);
+    let out = tafl(&["perft", "--variant", "chess"], "");
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn show_prints_a_labelled_board() {
-    let out = tafl(&["show", "--variant", "brandubh"], None);
+    let out = tafl(&["show", "--variant", "brandubh"], "");
     assert!(out.status.success());
     let s = text(&out.stdout);
     assert!(s.contains("a b c d e f g"));
@@ -183,7 +169,7 @@ fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
         "--seed",
         "9",
     ];
-    let out = tafl(&[&args[..], &["--out", dir.to_str().unwrap()]].concat(), None);
+    let out = tafl(&[&args[..], &["--out", dir.to_str().unwrap()]].concat(), "");
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(stdout.contains("alphabeta:depth=2 on brandubh: 4 games per opponent"), "{stdout}");
@@ -222,10 +208,10 @@ fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
     }
 
     // A previous player named like a rung is refused before any game.
-    let clash = tafl(&[&args[..], &["--previous", "random:seed=1,name=random"]].concat(), None);
+    let clash = tafl(&[&args[..], &["--previous", "random:seed=1,name=random"]].concat(), "");
     assert_eq!(clash.status.code(), Some(2));
     assert!(text(&clash.stderr).contains("--previous"), "{}", text(&clash.stderr));
-    let help = tafl(&["ladder", "--help"], None);
+    let help = tafl(&["ladder", "--help"], "");
     assert!(text(&help.stdout).contains("Examples:\n  tafl ladder --player"));
     let _ = std::fs::remove_dir_all(&dir);
 }

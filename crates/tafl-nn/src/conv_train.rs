@@ -219,7 +219,11 @@ impl ConvShape {
     /// The `im2col` matrix of channel-major `x`: row `(channel · k + dy) · k + dx`, column
     /// `(position, rank, file)`, holds `x` at `(rank + dy − k/2, file + dx − k/2)` or 0 off the
     /// board. The weight `[c_out][c_in][dy][dx]` is the matching `[c_out] x [taps]` matrix.
-    fn im2col(self, x: &[f32]) -> Vec<f32> {
+    fn im2col(self, x: Vec<f32>) -> Vec<f32> {
+        // A 1x1 kernel's only tap is the input itself (the heads' convolutions).
+        if self.kernel == 1 {
+            return x;
+        }
         let (n, k) = (self.columns(), self.kernel);
         let mut cols = vec![0.0; self.taps() * n];
         cols.par_chunks_exact_mut((k * k * n).max(1)).zip(x.par_chunks_exact(n.max(1))).for_each(|(rows, source)| {
@@ -234,7 +238,10 @@ impl ConvShape {
 
     /// The inverse of [`Self::im2col`]: the gradient of each input square is the sum of the
     /// gradients of the `k²` entries it was copied to.
-    fn col2im(self, cols: &[f32]) -> Vec<f32> {
+    fn col2im(self, cols: Vec<f32>) -> Vec<f32> {
+        if self.kernel == 1 {
+            return cols;
+        }
         let (n, k) = (self.columns(), self.kernel);
         let mut x = vec![0.0; self.channels_in * n];
         x.par_chunks_exact_mut(n.max(1)).zip(cols.par_chunks_exact((k * k * n).max(1))).for_each(|(target, rows)| {
@@ -272,7 +279,7 @@ impl ConvShape {
         if self.kernel == 3 {
             return winograd_conv(x, weight, [self.channels_in, self.channels_out], self.size, self.batch);
         }
-        let cols = self.im2col(&self.channel_major(x, self.channels_in));
+        let cols = self.im2col(self.channel_major(x, self.channels_in));
         let mut out = vec![0.0; self.channels_out * self.columns()];
         let dims = [self.channels_out, self.taps(), self.columns()];
         matmul_t(weight, &cols, &mut out, dims, [false, false], false, Threads::Pool);
@@ -297,7 +304,7 @@ impl ConvShape {
         let mut cols = vec![0.0; self.taps() * self.columns()];
         let dims = [self.taps(), self.channels_out, self.columns()];
         matmul_t(weight, &grad, &mut cols, dims, [true, false], false, Threads::Pool);
-        self.batch_major(&self.col2im(&cols), self.channels_in)
+        self.batch_major(&self.col2im(cols), self.channels_in)
     }
 
     /// The weight gradient `[c_out][c_in][k][k]` from batch-major `x` and `grad`, summed over
@@ -326,7 +333,7 @@ impl ConvShape {
             .zip(grad.par_chunks((SLICE * c_out * area).max(1)))
             .map(|(x, grad)| {
                 let part = Self { batch: x.len() / (c_in * area).max(1), ..self };
-                let cols = part.im2col(&part.channel_major(x, c_in));
+                let cols = part.im2col(part.channel_major(x, c_in));
                 let grad = part.channel_major(grad, c_out);
                 let mut dw = vec![0.0; c_out * part.taps()];
                 let dims = [c_out, part.columns(), part.taps()];
@@ -558,10 +565,10 @@ mod timing {
         let xc = shape.channel_major(&x, c);
         println!("channel_major {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let cols = shape.im2col(&xc);
+        let cols = shape.im2col(xc);
         println!("im2col {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let _ = shape.col2im(&cols);
+        let _ = shape.col2im(cols);
         println!("col2im {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         let out = shape.forward(&x, &w);

@@ -53,13 +53,18 @@ pub enum RunError {
         /// The object's key.
         key: String,
     },
-    /// An immutable object's name is taken by other bytes (two writers with one worker id?).
-    #[error("{at}: exists with other contents{}", if *rejected { " (two writers with one worker id?); kept in .spool-rejected" } else { "" })]
+    /// An immutable object's name is taken by other bytes.
+    #[error("{at}: exists with other contents")]
     Conflict {
-        /// The object, as a path or a store key.
+        /// The object, as a path.
         at: String,
-        /// The object was moved from the spool to `.spool-rejected/`.
-        rejected: bool,
+    },
+    /// An object waiting in the spool found its name taken in the store by other bytes (two
+    /// writers with one worker id?): it was moved to `.spool-rejected/`.
+    #[error("{at}: exists with other contents (two writers with one worker id?); kept in .spool-rejected")]
+    SpoolRejected {
+        /// The object, as a store key.
+        at: String,
     },
     /// The run's trainer fence: another trainer holds the run, or took it over.
     #[error("run {run}: {fence}")]

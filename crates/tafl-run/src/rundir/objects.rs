@@ -39,9 +39,7 @@ impl RunDir {
         if !self.remote {
             return match put_once(self.store.as_ref(), key, bytes).map_err(storage)? {
                 Put::Created => Ok(0),
-                Put::Exists => {
-                    Err(RunError::Conflict { at: self.root.join(key).display().to_string(), rejected: false })
-                }
+                Put::Exists => Err(RunError::Conflict { at: self.root.join(key).display().to_string() }),
             };
         }
         let cache = key.split('/').fold(self.root.clone(), |p, part| p.join(part));
@@ -80,7 +78,7 @@ impl RunDir {
                     let _ = rejected.put_if_absent(key, &bytes);
                     spool.delete(key).map_err(storage)?;
                     let at = format!("{}/{key}", self.store.describe());
-                    return Err(RunError::Conflict { at, rejected: true });
+                    return Err(RunError::SpoolRejected { at });
                 }
                 Err(_) => {
                     waiting = keys.len() - i;
