@@ -131,7 +131,7 @@ fn arena_writes_records_and_logs_each_pair_without_a_terminal() {
             "--out",
             dir.to_str().unwrap(),
         ],
-        None,
+        "",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Not a terminal: one line per finished pair instead of a bar.
