@@ -90,14 +90,14 @@ struct NnArgs {
     /// Batch size of the training measurement.
     #[arg(long, default_value_t = 256)]
     train_batch: usize,
-    /// Convolutions of the training measurement, side by side: `stock` (Burn's) and `fast`
-    /// (`tafl_nn::conv_train`: Winograd for the forward pass and the input gradient, what
-    /// `tafl train` uses on the CPU).
+    /// Convolutions and batch norms of the training measurement, side by side: `stock` (Burn's)
+    /// and `fast` (`tafl_nn::conv_train` and `norm_train`: Winograd for the forward pass and
+    /// both gradients, batch norms summed in place; what `tafl train` uses on the CPU).
     #[arg(long, value_delimiter = ',', default_value = "stock,fast")]
     train_conv: Vec<TrainConv>,
 }
 
-/// How a training step computes its convolutions (`--train-conv`).
+/// How a training step computes its convolutions and batch norms (`--train-conv`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum TrainConv {
     Stock,

@@ -91,8 +91,8 @@ pub fn forward_throughput(net: &BenchNet, batch: usize, seconds: f64) -> Forward
 
 /// Training throughput: samples per second of [`Trainer::step`] (forward, backward and an
 /// optimiser update) on a random batch of `batch` samples, for about `seconds` after one
-/// warm-up step; the convolutions through [`crate::conv_train`] when `fast_conv`, else
-/// through Burn's own.
+/// warm-up step; the convolutions and batch norms through [`crate::conv_train`] and
+/// [`crate::norm_train`] when `fast_conv`, else through Burn's own.
 #[must_use]
 pub fn train_throughput(config: &TaflNetConfig, batch: usize, seconds: f64, fast_conv: bool) -> f64 {
     crate::conv_train::set_enabled(fast_conv);

@@ -42,9 +42,10 @@ thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(true) };
 }
 
-/// Turns this path on or off for convolutions run on the calling thread (on by default):
-/// off, [`conv2d`] is always Burn's convolution, which `tafl bench nn --train --train-conv
-/// stock` and the tests measure against.
+/// Turns this path (and [`crate::norm_train`]'s) on or off for convolutions and batch norms run
+/// on the calling thread (on by default): off, [`conv2d`] is always Burn's convolution and
+/// [`crate::norm_train::batch_norm`] Burn's batch norm, which `tafl bench nn --train
+/// --train-conv stock` and the tests measure against.
 pub fn set_enabled(enabled: bool) {
     ENABLED.with(|e| e.set(enabled));
 }
