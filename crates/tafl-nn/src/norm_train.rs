@@ -36,10 +36,11 @@ pub fn batch_norm(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
         return norm.forward(x);
     }
     let [channels] = norm.gamma.dims();
+    // The batch's statistics once, for the running averages and for the norm and its backward.
     let moments = Tensor::<2>::from_dispatch(<Dispatch as ChannelNorm>::channel_moments(
         x.clone().detach().inner().into_dispatch(),
     ));
-    let moments = Tensor::from_inner(moments);
+    let moments = Tensor::<2>::from_inner(moments);
     let [mean, variance] = [0, 1].map(|row| moments.clone().slice(row..row + 1).reshape([channels]));
     let momentum = norm.momentum as f32;
     let device = x.device();
@@ -51,6 +52,7 @@ pub fn batch_norm(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
         x.into_dispatch(),
         norm.gamma.val().into_dispatch(),
         norm.beta.val().into_dispatch(),
+        moments.into_dispatch(),
         norm.epsilon,
     ))
 }
@@ -60,11 +62,13 @@ pub fn batch_norm(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
 #[backend_extension(Autodiff, Flex)]
 pub trait ChannelNorm: Backend {
     /// `(x − mean) / √(variance + epsilon) · gamma + beta`, each channel with its own mean and
-    /// biased variance over the batch and the board.
+    /// biased variance over the batch and the board: `moments`, as [`Self::channel_moments`]
+    /// gives them for `x` (a constant to autodiff: the backward accounts for them itself).
     fn channel_norm(
         x: FloatTensor<Self>,
         gamma: FloatTensor<Self>,
         beta: FloatTensor<Self>,
+        moments: FloatTensor<Self>,
         epsilon: f64,
     ) -> FloatTensor<Self>;
 
@@ -77,10 +81,12 @@ impl ChannelNorm for Flex {
         x: FloatTensor<Self>,
         gamma: FloatTensor<Self>,
         beta: FloatTensor<Self>,
+        moments: FloatTensor<Self>,
         epsilon: f64,
     ) -> FloatTensor<Self> {
         let layout = Layout::of(&x);
-        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), epsilon);
+        let stats = layout.statistics(&values(&moments), epsilon);
+        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), &stats);
         FlexTensor::from_data(TensorData::new(out, x.shape()))
     }
 
@@ -101,19 +107,22 @@ impl<C: CheckpointStrategy> ChannelNorm for Autodiff<Flex, C> {
         x: FloatTensor<Self>,
         gamma: FloatTensor<Self>,
         beta: FloatTensor<Self>,
+        moments: FloatTensor<Self>,
         epsilon: f64,
     ) -> FloatTensor<Self> {
         let backward = ChannelNormBackward { epsilon };
+        let moments = moments.into_primitive();
         match backward.prepare::<C>([x.node(), gamma.node(), beta.node()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
                 let (x, gamma) = (x.into_primitive(), gamma.into_primitive());
-                let out = Flex::channel_norm(x.clone(), gamma.clone(), beta.into_primitive(), epsilon);
-                prep.finish((x, gamma), out)
+                let out = Flex::channel_norm(x.clone(), gamma.clone(), beta.into_primitive(), moments.clone(), epsilon);
+                prep.finish((x, gamma, moments), out)
             }
             OpsKind::UnTracked(prep) => prep.finish(Flex::channel_norm(
                 x.into_primitive(),
                 gamma.into_primitive(),
                 beta.into_primitive(),
+                moments,
                 epsilon,
             )),
         }
@@ -141,16 +150,16 @@ struct ChannelNormBackward {
 }
 
 impl Backward<Flex, 3> for ChannelNormBackward {
-    /// The input and gamma: the statistics are summed again from the input, which keeps a
-    /// batch's memory at the size of its activations.
-    type State = (FlexTensor, FlexTensor);
+    /// The input, gamma and the batch's moments `[2, channels]`.
+    type State = (FlexTensor, FlexTensor, FlexTensor);
 
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
         let [node_x, node_gamma, node_beta] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
-        let (x, gamma) = ops.state;
+        let (x, gamma, moments) = ops.state;
         let layout = Layout::of(&x);
-        let (dx, dgamma, dbeta) = layout.backward(&values(&x), &values(&gamma), &values(&grad), self.epsilon);
+        let stats = layout.statistics(&values(&moments), self.epsilon);
+        let (dx, dgamma, dbeta) = layout.backward(&values(&x), &values(&gamma), &values(&grad), &stats);
         let channels = |v: Vec<f32>| FlexTensor::from_data(TensorData::new(v, [layout.channels]));
         if let Some(node) = node_x {
             grads.register::<Flex>(node.id, FlexTensor::from_data(TensorData::new(dx, x.shape())));
@@ -189,27 +198,23 @@ impl Layout {
         (self.batch * self.area).max(1) as f64
     }
 
-    /// Mean and biased variance of `channel`, summed in `f64` in two passes.
+    /// Mean and biased variance of `channel` in two passes: each run summed in `f32` lanes,
+    /// the runs in `f64`.
     fn moments(self, x: &[f32], channel: usize) -> (f64, f64) {
-        let sum: f64 = self.runs(x, channel).flatten().map(|&v| f64::from(v)).sum();
+        let sum: f64 = self.runs(x, channel).map(|run| run_sum(run, run, |v, _| f64::from(v))).sum();
         let mean = sum / self.count();
-        let squares: f64 = self.runs(x, channel).flatten().map(|&v| (f64::from(v) - mean).powi(2)).sum();
+        let squares: f64 =
+            self.runs(x, channel).map(|run| run_sum(run, run, |v, _| (f64::from(v) - mean).powi(2))).sum();
         (mean, squares / self.count())
     }
 
-    /// Per channel: the mean and `1 / √(variance + epsilon)`.
-    fn statistics(self, x: &[f32], epsilon: f64) -> Vec<(f32, f32)> {
-        (0..self.channels)
-            .into_par_iter()
-            .map(|c| {
-                let (mean, variance) = self.moments(x, c);
-                (mean as f32, (1.0 / (variance + epsilon).sqrt()) as f32)
-            })
-            .collect()
+    /// Per channel: the mean and `1 / √(variance + epsilon)`, from the moments `[2, channels]`.
+    fn statistics(self, moments: &[f32], epsilon: f64) -> Vec<(f32, f32)> {
+        let (mean, variance) = moments.split_at(self.channels);
+        mean.iter().zip(variance).map(|(&m, &v)| (m, (1.0 / (f64::from(v) + epsilon).sqrt()) as f32)).collect()
     }
 
-    fn forward(self, x: &[f32], gamma: &[f32], beta: &[f32], epsilon: f64) -> Vec<f32> {
-        let stats = self.statistics(x, epsilon);
+    fn forward(self, x: &[f32], gamma: &[f32], beta: &[f32], stats: &[(f32, f32)]) -> Vec<f32> {
         let mut out = vec![0.0; x.len()];
         out.par_chunks_mut((self.channels * self.area).max(1))
             .zip(x.par_chunks((self.channels * self.area).max(1)))
@@ -228,15 +233,15 @@ impl Layout {
     /// `(dx, dgamma, dbeta)` from the output gradient `grad`: with x̂ the normalised input,
     /// `dbeta = Σ grad`, `dgamma = Σ grad · x̂` and `dx = gamma / σ · (grad − dbeta / n − x̂ ·
     /// dgamma / n)`, each sum over the channel's `n` values.
-    fn backward(self, x: &[f32], gamma: &[f32], grad: &[f32], epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-        let stats = self.statistics(x, epsilon);
+    fn backward(self, x: &[f32], gamma: &[f32], grad: &[f32], stats: &[(f32, f32)]) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
         let sums: Vec<(f64, f64)> = (0..self.channels)
             .into_par_iter()
             .map(|c| {
                 let (mean, inv_std) = stats[c];
-                let pairs = self.runs(grad, c).flatten().zip(self.runs(x, c).flatten());
-                pairs.fold((0.0, 0.0), |(dbeta, dgamma), (&g, &v)| {
-                    (dbeta + f64::from(g), dgamma + f64::from(g) * f64::from((v - mean) * inv_std))
+                let runs = self.runs(grad, c).zip(self.runs(x, c));
+                runs.fold((0.0, 0.0), |(dbeta, dgamma), (g, v)| {
+                    let normalised = run_sum(g, v, |g, v| f64::from(g) * f64::from((v - mean) * inv_std));
+                    (dbeta + run_sum(g, g, |g, _| f64::from(g)), dgamma + normalised)
                 })
             })
             .collect();
@@ -257,6 +262,20 @@ impl Layout {
         let (dbeta, dgamma) = sums.into_iter().map(|(b, g)| (b as f32, g as f32)).unzip();
         (dx, dgamma, dbeta)
     }
+}
+
+/// `Σ f(a[i], b[i])` over a run in `f64`, in lanes (so that it vectorises, where one running
+/// sum would not), the lanes added up at the end.
+#[inline(always)]
+fn run_sum(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f64) -> f64 {
+    const LANES: usize = 8;
+    let (a, b) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f64 = a.remainder().iter().zip(b.remainder()).map(|(&x, &y)| f(x, y)).sum();
+    let mut lanes = [0.0_f64; LANES];
+    for (a, b) in a.zip(b) {
+        lanes.iter_mut().zip(a).zip(b).for_each(|((l, &x), &y)| *l += f(x, y));
+    }
+    lanes.iter().sum::<f64>() + tail
 }
 
 #[cfg(test)]
