@@ -23,7 +23,7 @@ use clap::{Parser, Subcommand};
 /// mimalloc rather than glibc's allocator: a training step allocates buffers of megabytes
 /// (activations, transforms, gradients) and frees them again; glibc gives such blocks back to
 /// the kernel, so every step page-faults them in anew (a quarter of the step's time in `perf`).
-/// mimalloc keeps them for reuse. Measured in docs/performance.md.
+/// mimalloc keeps them for reuse. Measured in the README's performance table.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

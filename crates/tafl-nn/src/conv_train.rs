@@ -31,7 +31,7 @@ use burn::backend::tensor::FloatTensor;
 use burn::backend::{Backend, Dispatch, Flex, TensorMetadata, backend_extension};
 use burn::nn::PaddingConfig2d;
 use burn::nn::conv::Conv2d;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{Shape, Tensor, TensorData};
 use rayon::prelude::*;
 
 use crate::Device;
@@ -149,8 +149,9 @@ pub(crate) fn values(t: &FlexTensor) -> Cow<'_, [f32]> {
     }
 }
 
-fn tensor(values: Vec<f32>, dims: [usize; 4]) -> FlexTensor {
-    FlexTensor::from_data(TensorData::new(values, dims))
+/// A tensor of `values` in `shape`.
+pub(crate) fn tensor(values: Vec<f32>, shape: impl Into<Shape>) -> FlexTensor {
+    FlexTensor::from_data(TensorData::new(values, shape))
 }
 
 /// The sizes of one convolution.

@@ -20,10 +20,10 @@ use burn::backend::flex::FlexTensor;
 use burn::backend::tensor::FloatTensor;
 use burn::backend::{Backend, Dispatch, Flex, TensorMetadata, backend_extension};
 use burn::nn::BatchNorm;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::Tensor;
 use rayon::prelude::*;
 
-use crate::conv_train::{applies_to, values};
+use crate::conv_train::{applies_to, tensor, values};
 
 /// `norm.forward(x)` for a module in training mode: normalised with the batch's statistics,
 /// which also move the running statistics by the module's momentum. Through this module's
@@ -87,7 +87,7 @@ impl ChannelNorm for Flex {
         let layout = Layout::of(&x);
         let stats = layout.statistics(&values(&moments), epsilon);
         let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), &stats);
-        FlexTensor::from_data(TensorData::new(out, x.shape()))
+        tensor(out, x.shape())
     }
 
     fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -98,7 +98,7 @@ impl ChannelNorm for Flex {
             .map(|c| layout.moments(&x, c))
             .map(|(m, v)| (m as f32, v as f32))
             .unzip();
-        FlexTensor::from_data(TensorData::new([mean, variance].concat(), [2, layout.channels]))
+        tensor([mean, variance].concat(), [2, layout.channels])
     }
 }
 
@@ -129,7 +129,8 @@ impl<C: CheckpointStrategy> ChannelNorm for Autodiff<Flex, C> {
     }
 
     fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self> {
-        // Statistics for the running averages only: no gradient flows through them.
+        // The batch's statistics, a constant to autodiff: `channel_norm`'s backward accounts for
+        // them itself.
         let node = x.node();
         NoGradient.prepare::<C>([node]).compute_bound().stateless(Flex::channel_moments(x.into_primitive()))
     }
@@ -160,9 +161,9 @@ impl Backward<Flex, 3> for ChannelNormBackward {
         let layout = Layout::of(&x);
         let stats = layout.statistics(&values(&moments), self.epsilon);
         let (dx, dgamma, dbeta) = layout.backward(&values(&x), &values(&gamma), &values(&grad), &stats);
-        let channels = |v: Vec<f32>| FlexTensor::from_data(TensorData::new(v, [layout.channels]));
+        let channels = |v: Vec<f32>| tensor(v, [layout.channels]);
         if let Some(node) = node_x {
-            grads.register::<Flex>(node.id, FlexTensor::from_data(TensorData::new(dx, x.shape())));
+            grads.register::<Flex>(node.id, tensor(dx, x.shape()));
         }
         if let Some(node) = node_gamma {
             grads.register::<Flex>(node.id, channels(dgamma));

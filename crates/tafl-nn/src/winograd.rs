@@ -386,36 +386,11 @@ impl pulp::WithSimd for PointGrads<'_> {
 }
 
 /// A dY Aᵀ of each output tile of the row `tiles` in every channel of `grad`, written as each
-/// point's `[channel][tile of the row · position]` (the layout of [`transform_inputs`]).
+/// point's `[channel][tile of the row · position]` (the layout of [`transform_inputs`]). A
+/// tile's outputs sit one square in from its window's corner.
 #[inline(always)]
 fn transform_output_grads(grad: &Bordered, tiles: Range<usize>, out: &mut Vec<f32>) {
-    let tiling = grad.tiling;
-    let (side, positions, columns) = (tiling.side(), tiling.positions, tiling.row_columns());
-    let point_stride = grad.channels * columns;
-    out.resize(POINTS * point_stride, 0.0);
-    let mut y = [[[0.0; LANES]; TILE]; TILE];
-    let mut half = [[[0.0; LANES]; TILE]; WINDOW];
-    let mut domain = [[[0.0; LANES]; WINDOW]; WINDOW];
-    for (channel, plane) in grad.planes().enumerate() {
-        for (column_tile, tile) in tiles.clone().enumerate() {
-            let (rank, file) = tiling.corner(tile);
-            for first in (0..positions).step_by(LANES) {
-                let width = LANES.min(positions - first);
-                // The tile's outputs sit one square in from its window's corner.
-                for (r, row) in y.iter_mut().enumerate() {
-                    let start = ((rank + 1 + r) * side + file + 1) * positions + first;
-                    for (c, lanes) in row.iter_mut().enumerate() {
-                        load(&plane[start + c * positions..], width, lanes);
-                    }
-                }
-                transform_2d(&y, &mut half, &mut domain, output_grad_1d);
-                let at = channel * columns + column_tile * positions + first;
-                for (point, lanes) in domain.iter().flatten().enumerate() {
-                    store(lanes, &mut out[point * point_stride + at..], width);
-                }
-            }
-        }
-    }
+    transform_to_points::<TILE>(grad, tiles, 1, output_grad_1d, out);
 }
 
 /// One call of [`WinogradConv::apply`], for [`pulp::Arch::dispatch`]: everything but the
@@ -449,13 +424,9 @@ impl pulp::WithSimd for Layer<'_> {
     }
 }
 
-/// The stack arrays of the transforms, allocated (and zeroed) once per layer rather than once
-/// per tile.
+/// The stack arrays of the output transform, allocated (and zeroed) once per layer rather
+/// than once per tile.
 struct Work {
-    /// Bᵀ d of a window.
-    half_in: [[Lanes; WINDOW]; WINDOW],
-    /// Bᵀ d B of a window.
-    domain: Square<WINDOW>,
     /// Aᵀ m of a point matrix.
     half_out: [[Lanes; WINDOW]; TILE],
     /// Aᵀ m A: an output tile.
@@ -465,12 +436,7 @@ struct Work {
 impl Default for Work {
     fn default() -> Self {
         let lanes = [0.0; LANES];
-        Self {
-            half_in: [[lanes; WINDOW]; WINDOW],
-            domain: [[lanes; WINDOW]; WINDOW],
-            half_out: [[lanes; WINDOW]; TILE],
-            tile: [[lanes; TILE]; TILE],
-        }
+        Self { half_out: [[lanes; WINDOW]; TILE], tile: [[lanes; TILE]; TILE] }
     }
 }
 
@@ -569,27 +535,43 @@ pub(crate) struct Scratch {
 /// point's `[channel][tile of the row · position]`.
 #[inline(always)]
 fn transform_inputs(x: &Bordered, tiles: Range<usize>, out: &mut Vec<f32>) {
+    transform_to_points::<WINDOW>(x, tiles, 0, input_1d, out);
+}
+
+/// `F s Fᵀ` into the transform domain, for the `IN` x `IN` square `inset` squares in from the
+/// window corner of each of `tiles` (a row) in every channel of `x`, where `f` applies F to a
+/// column or row: written as each point's `[channel][tile of the row · position]`.
+#[inline(always)]
+fn transform_to_points<const IN: usize>(
+    x: &Bordered,
+    tiles: Range<usize>,
+    inset: usize,
+    f: impl Fn([f32; IN]) -> [f32; WINDOW] + Copy,
+    out: &mut Vec<f32>,
+) {
     let tiling = x.tiling;
     let (side, positions, columns) = (tiling.side(), tiling.positions, tiling.row_columns());
     let point_stride = x.channels * columns;
     // Every value is written below: no need to zero what the last layer left.
     out.resize(POINTS * point_stride, 0.0);
-    let mut d = [[[0.0; LANES]; WINDOW]; WINDOW];
-    let mut work = Work::default();
+    // Allocated (and zeroed) once per row of tiles rather than once per tile.
+    let mut square = [[[0.0; LANES]; IN]; IN];
+    let mut half = [[[0.0; LANES]; IN]; WINDOW];
+    let mut domain = [[[0.0; LANES]; WINDOW]; WINDOW];
     for (channel, plane) in x.planes().enumerate() {
         for (column_tile, tile) in tiles.clone().enumerate() {
             let (rank, file) = tiling.corner(tile);
             for first in (0..positions).step_by(LANES) {
                 let width = LANES.min(positions - first);
-                for (r, row) in d.iter_mut().enumerate() {
-                    let start = ((rank + r) * side + file) * positions + first;
+                for (r, row) in square.iter_mut().enumerate() {
+                    let start = ((rank + inset + r) * side + file + inset) * positions + first;
                     for (c, lanes) in row.iter_mut().enumerate() {
                         load(&plane[start + c * positions..], width, lanes);
                     }
                 }
-                transform_2d(&d, &mut work.half_in, &mut work.domain, input_1d);
+                transform_2d(&square, &mut half, &mut domain, f);
                 let at = channel * columns + column_tile * positions + first;
-                for (point, lanes) in work.domain.iter().flatten().enumerate() {
+                for (point, lanes) in domain.iter().flatten().enumerate() {
                     store(lanes, &mut out[point * point_stride + at..], width);
                 }
             }
