@@ -99,13 +99,14 @@ struct NnArgs {
 
 /// How a training step computes its convolutions and batch norms (`--train-conv`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum TrainConv {
+pub enum TrainConv {
     Stock,
     Fast,
 }
 
 impl TrainConv {
-    fn fast(self) -> bool {
+    /// Whether this is `tafl_nn::conv_train`'s path.
+    pub fn fast(self) -> bool {
         self == Self::Fast
     }
 

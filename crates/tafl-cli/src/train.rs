@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tafl_zero::config::DEFAULT_CONFIG;
 use tafl_zero::{Observer, Run, RunConfig, TrainLimits};
 
+use crate::bench::TrainConv;
 use crate::{Failure, bad_input};
 
 const TRAIN_HELP: &str = "The run directory (default data/runs/default):
@@ -79,6 +80,11 @@ pub struct TrainArgs {
     /// tafl). Ignored when the run has models already (the same command resumes).
     #[arg(long, value_name = "PLAYER")]
     init_from: Option<PathBuf>,
+    /// The training step's convolutions and batch norms: `fast` (`tafl_nn::conv_train` and
+    /// `norm_train` on the CPU) or `stock` (Burn's own, slower; to measure the fast path against).
+    /// Both train the same net to within rounding.
+    #[arg(long, value_enum, default_value = "fast")]
+    train_conv: TrainConv,
 }
 
 /// Arguments of `tafl selfplay`.
@@ -375,6 +381,8 @@ fn failed(e: impl Into<tafl_zero::ZeroError>) -> Failure {
 pub fn train(args: &TrainArgs) -> Result<u8, Failure> {
     let run = open(&args.run)?;
     let bars = Bars::new(args.run.quiet);
+    // The switch holds for the calling thread, which runs the training rounds.
+    tafl_nn::conv_train::set_enabled(args.train_conv.fast());
     if let Some(source) = &args.init_from {
         run.init_from(source, &bars).map_err(failed)?;
     }
