@@ -13,7 +13,7 @@ use tafl_rules::{Position, Side};
 use crate::game::Termination;
 use crate::ratings::{Meeting, bradley_terry};
 use crate::record::{OtgTags, archive_line, otg, today};
-use crate::run::{ArenaError, ArenaResults, GameResult};
+use crate::run::{ArenaError, ArenaResults, GameResult, PairingStats};
 use crate::spec::PlayerSpec;
 use crate::stats::{EloEstimate, Pentanomial, Sprt, SprtDecision, SprtStatus, Wdl, likelihood_of_superiority};
 
@@ -244,34 +244,7 @@ impl Summary {
                 sprt: results.sprt.map(|(test, status)| SprtSummary { test, status }),
             }
         });
-        let meetings: Vec<Meeting> =
-            results.pairings.iter().map(|p| Meeting { a: p.a, b: p.b, wdl: p.total() }).collect();
-        let ratings = bradley_terry(names.len(), &meetings, 1.0);
-        let mut attacking = vec![Wdl::default(); names.len()];
-        let mut defending = vec![Wdl::default(); names.len()];
-        for p in &results.pairings {
-            attacking[p.a] = attacking[p.a].plus(p.a_attacking);
-            defending[p.a] = defending[p.a].plus(p.a_defending);
-            attacking[p.b] = attacking[p.b].plus(p.a_defending.flipped());
-            defending[p.b] = defending[p.b].plus(p.a_attacking.flipped());
-        }
-        let totals: Vec<Wdl> = (0..names.len()).map(|i| attacking[i].plus(defending[i])).collect();
-        let mut order: Vec<usize> = (0..names.len()).collect();
-        order.sort_by(|&x, &y| ratings[y].elo.total_cmp(&ratings[x].elo));
-        let ladder = order
-            .iter()
-            .enumerate()
-            .map(|(rank, &i)| LadderEntry {
-                rank: rank + 1,
-                name: names[i].clone(),
-                elo: ratings[i].elo,
-                ci95: ratings[i].ci95,
-                wdl: totals[i],
-                attacking: attacking[i],
-                defending: defending[i],
-                score: totals[i].score(),
-            })
-            .collect();
+        let ladder = ladder(&names, &results.pairings);
         Summary {
             kind: if names.len() == 2 { "match" } else { "tournament" },
             variant: results.variant.clone(),
@@ -306,83 +279,9 @@ impl Summary {
             self.openings,
             self.max_plies
         );
-        if let Some(m) = &self.matchup {
-            let _ = writeln!(
-                out,
-                "\n{:<34} {:>5} {:>5} {:>5} {:>7}",
-                format!("{} vs {}", m.a, m.b),
-                "win",
-                "draw",
-                "loss",
-                "score"
-            );
-            for (label, wdl) in [
-                ("A with the attackers", m.a_attacking),
-                ("A with the defenders", m.a_defending),
-                ("A in all", m.total),
-            ] {
-                let _ = writeln!(
-                    out,
-                    "{label:<34} {:>5} {:>5} {:>5} {:>6.1}%",
-                    wdl.wins,
-                    wdl.draws,
-                    wdl.losses,
-                    100.0 * wdl.score()
-                );
-            }
-            let _ = writeln!(out, "\nElo A - B: {} (95%, from {} pairs)", m.elo, m.elo.samples);
-            let _ = writeln!(out, "           {} (95%, game by game)", m.elo_trinomial);
-            let _ = writeln!(out, "LOS: {:.1}%", 100.0 * m.los);
-            let p = m.pairs.0;
-            let _ = writeln!(out, "Pairs scoring 0/0.5/1/1.5/2: {} {} {} {} {}", p[0], p[1], p[2], p[3], p[4]);
-            if let Some(s) = &m.sprt {
-                let verdict = match s.status.decision {
-                    SprtDecision::Continue => "undecided",
-                    SprtDecision::AcceptH0 => "H0 accepted",
-                    SprtDecision::AcceptH1 => "H1 accepted",
-                };
-                let _ = writeln!(
-                    out,
-                    "SPRT elo0={} elo1={} alpha={} beta={}: LLR {:.2} in [{:.2}, {:.2}]: {verdict}",
-                    s.test.elo0, s.test.elo1, s.test.alpha, s.test.beta, s.status.llr, s.status.lower, s.status.upper
-                );
-            }
-        } else {
-            let _ = writeln!(
-                out,
-                "\n{:<4} {:<32} {:>7} {:>6} {:>6} {:>7} {:>10} {:>10}",
-                "rank", "player", "Elo", "±95%", "games", "score", "attacking", "defending"
-            );
-            for e in &self.ladder {
-                let _ = writeln!(
-                    out,
-                    "{:<4} {:<32} {:>+7.1} {:>6.1} {:>6} {:>6.1}% {:>9.1}% {:>9.1}%",
-                    e.rank,
-                    e.name,
-                    e.elo,
-                    e.ci95,
-                    e.wdl.games(),
-                    100.0 * e.score,
-                    100.0 * e.attacking.score(),
-                    100.0 * e.defending.score()
-                );
-            }
-            let _ = writeln!(
-                out,
-                "\n{:<48} {:>14} {:>14} {:>18}",
-                "pairing (A vs B)", "A attacking", "A defending", "Elo A - B"
-            );
-            for p in &self.pairings {
-                let _ = writeln!(
-                    out,
-                    "{:<48} {:>14} {:>14} {:>+8.1} ±{:<6.1}",
-                    format!("{} vs {}", p.a, p.b),
-                    p.a_attacking.to_string(),
-                    p.a_defending.to_string(),
-                    p.elo.elo,
-                    p.elo.margin()
-                );
-            }
+        match &self.matchup {
+            Some(m) => match_text(m, &mut out),
+            None => self.tournament_text(&mut out),
         }
         let s = self.sides;
         let _ = writeln!(
@@ -403,6 +302,118 @@ impl Summary {
         }
         out
     }
+
+    /// A tournament's tables: the ladder, then every pairing.
+    fn tournament_text(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n{:<4} {:<32} {:>7} {:>6} {:>6} {:>7} {:>10} {:>10}",
+            "rank", "player", "Elo", "±95%", "games", "score", "attacking", "defending"
+        );
+        for e in &self.ladder {
+            let _ = writeln!(
+                out,
+                "{:<4} {:<32} {:>+7.1} {:>6.1} {:>6} {:>6.1}% {:>9.1}% {:>9.1}%",
+                e.rank,
+                e.name,
+                e.elo,
+                e.ci95,
+                e.wdl.games(),
+                100.0 * e.score,
+                100.0 * e.attacking.score(),
+                100.0 * e.defending.score()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{:<48} {:>14} {:>14} {:>18}",
+            "pairing (A vs B)", "A attacking", "A defending", "Elo A - B"
+        );
+        for p in &self.pairings {
+            let _ = writeln!(
+                out,
+                "{:<48} {:>14} {:>14} {:>+8.1} ±{:<6.1}",
+                format!("{} vs {}", p.a, p.b),
+                p.a_attacking.to_string(),
+                p.a_defending.to_string(),
+                p.elo.elo,
+                p.elo.margin()
+            );
+        }
+    }
+}
+
+/// A two-player match's table: results by side, Elo, LOS, pairs and the SPRT.
+fn match_text(m: &MatchSummary, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "\n{:<34} {:>5} {:>5} {:>5} {:>7}",
+        format!("{} vs {}", m.a, m.b),
+        "win",
+        "draw",
+        "loss",
+        "score"
+    );
+    for (label, wdl) in
+        [("A with the attackers", m.a_attacking), ("A with the defenders", m.a_defending), ("A in all", m.total)]
+    {
+        let _ = writeln!(
+            out,
+            "{label:<34} {:>5} {:>5} {:>5} {:>6.1}%",
+            wdl.wins,
+            wdl.draws,
+            wdl.losses,
+            100.0 * wdl.score()
+        );
+    }
+    let _ = writeln!(out, "\nElo A - B: {} (95%, from {} pairs)", m.elo, m.elo.samples);
+    let _ = writeln!(out, "           {} (95%, game by game)", m.elo_trinomial);
+    let _ = writeln!(out, "LOS: {:.1}%", 100.0 * m.los);
+    let p = m.pairs.0;
+    let _ = writeln!(out, "Pairs scoring 0/0.5/1/1.5/2: {} {} {} {} {}", p[0], p[1], p[2], p[3], p[4]);
+    if let Some(s) = &m.sprt {
+        let verdict = match s.status.decision {
+            SprtDecision::Continue => "undecided",
+            SprtDecision::AcceptH0 => "H0 accepted",
+            SprtDecision::AcceptH1 => "H1 accepted",
+        };
+        let _ = writeln!(
+            out,
+            "SPRT elo0={} elo1={} alpha={} beta={}: LLR {:.2} in [{:.2}, {:.2}]: {verdict}",
+            s.test.elo0, s.test.elo1, s.test.alpha, s.test.beta, s.status.llr, s.status.lower, s.status.upper
+        );
+    }
+}
+
+/// The players ranked by Bradley-Terry Elo over all their games, with their results by side.
+fn ladder(names: &[String], pairings: &[PairingStats]) -> Vec<LadderEntry> {
+    let meetings: Vec<Meeting> = pairings.iter().map(|p| Meeting { a: p.a, b: p.b, wdl: p.total() }).collect();
+    let ratings = bradley_terry(names.len(), &meetings, 1.0);
+    let mut attacking = vec![Wdl::default(); names.len()];
+    let mut defending = vec![Wdl::default(); names.len()];
+    for p in pairings {
+        attacking[p.a] = attacking[p.a].plus(p.a_attacking);
+        defending[p.a] = defending[p.a].plus(p.a_defending);
+        attacking[p.b] = attacking[p.b].plus(p.a_defending.flipped());
+        defending[p.b] = defending[p.b].plus(p.a_attacking.flipped());
+    }
+    let totals: Vec<Wdl> = (0..names.len()).map(|i| attacking[i].plus(defending[i])).collect();
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&x, &y| ratings[y].elo.total_cmp(&ratings[x].elo));
+    order
+        .iter()
+        .enumerate()
+        .map(|(rank, &i)| LadderEntry {
+            rank: rank + 1,
+            name: names[i].clone(),
+            elo: ratings[i].elo,
+            ci95: ratings[i].ci95,
+            wdl: totals[i],
+            attacking: attacking[i],
+            defending: defending[i],
+            score: totals[i].score(),
+        })
+        .collect()
 }
 
 /// Writes `summary.json`, `games.csv` (archive format) and `otg/NNNN.otg` into `dir`, each

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tafl_rules::{Side, Variant};
+use tafl_search::Limits;
 
 use crate::game::{PlayedGame, play_game};
 use crate::opening::Opening;
@@ -153,6 +154,27 @@ struct State {
     error: Option<ArenaError>,
 }
 
+impl State {
+    /// Adds the two games of a pair of pairing `k` to the results and the statistics; true when
+    /// the SPRT, if any, has decided.
+    fn record_pair(&mut self, k: usize, results: &[GameResult], sprt: Option<&Sprt>) -> bool {
+        let stats = &mut self.pairings[k];
+        let mut pair_points = 0.0;
+        for r in results {
+            let score = r.score_of(stats.a).unwrap_or(0.5);
+            pair_points += score;
+            if r.attackers == stats.a { stats.a_attacking.add(score) } else { stats.a_defending.add(score) }
+        }
+        stats.pairs.add(pair_points);
+        let pairs = stats.pairs;
+        self.games.extend(results.iter().cloned());
+        let Some(sprt) = sprt else { return false };
+        let status = next_sprt_status(self.sprt, sprt, &pairs);
+        self.sprt = Some(status);
+        status.decision != SprtDecision::Continue
+    }
+}
+
 /// A two-player match: `a` (player 0) against `b` (player 1), `config.pairs` pairs of games.
 pub fn run_match(
     a: &PlayerSpec,
@@ -172,22 +194,7 @@ pub fn run_tournament(
     factory: &dyn PlayerFactory,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Result<ArenaResults, ArenaError> {
-    if players.len() < 2 {
-        return Err(ArenaError::Config("need at least two players".into()));
-    }
-    if config.openings.is_empty() {
-        return Err(ArenaError::Config("no openings".into()));
-    }
-    if config.sprt.is_some() && players.len() != 2 {
-        return Err(ArenaError::Config("an SPRT needs exactly two players".into()));
-    }
-    // Check every spec before the first game, so that a typo fails at once.
-    let mut limits = Vec::with_capacity(players.len());
-    for p in players {
-        let player_error = |problem| ArenaError::Player { player: p.name().to_string(), problem };
-        limits.push(p.limits());
-        drop(factory.build(p, config.seed).map_err(player_error)?);
-    }
+    let limits = check(players, config, factory)?;
     let mut pairings = Vec::new();
     for a in 0..players.len() {
         for b in a + 1..players.len() {
@@ -248,23 +255,9 @@ pub fn run_tournament(
             });
         }
         let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let stats = &mut s.pairings[k];
-        let mut pair_points = 0.0;
-        for r in &results {
-            let score = r.score_of(a).unwrap_or(0.5);
-            pair_points += score;
-            if r.attackers == a { stats.a_attacking.add(score) } else { stats.a_defending.add(score) }
+        if s.record_pair(k, &results, config.sprt.as_ref()) {
+            stop.store(true, Ordering::Relaxed);
         }
-        stats.pairs.add(pair_points);
-        let stats = *stats;
-        if let Some(sprt) = &config.sprt {
-            let status = next_sprt_status(s.sprt, sprt, &stats.pairs);
-            if status.decision != SprtDecision::Continue {
-                stop.store(true, Ordering::Relaxed);
-            }
-            s.sprt = Some(status);
-        }
-        s.games.extend(results.iter().cloned());
         let message = standing(&names, &s.pairings, s.sprt.as_ref());
         progress(&Progress { games: results, done: s.games.len(), total, message });
     };
@@ -290,6 +283,27 @@ pub fn run_tournament(
         max_plies: config.max_plies,
         variant: config.variant.name().to_string(),
     })
+}
+
+/// Checks the match's settings and builds every player once before the first game, so that a
+/// typo fails at once; returns each player's search limits.
+fn check(players: &[PlayerSpec], config: &ArenaConfig, factory: &dyn PlayerFactory) -> Result<Vec<Limits>, ArenaError> {
+    if players.len() < 2 {
+        return Err(ArenaError::Config("need at least two players".into()));
+    }
+    if config.openings.is_empty() {
+        return Err(ArenaError::Config("no openings".into()));
+    }
+    if config.sprt.is_some() && players.len() != 2 {
+        return Err(ArenaError::Config("an SPRT needs exactly two players".into()));
+    }
+    let mut limits = Vec::with_capacity(players.len());
+    for p in players {
+        let player_error = |problem| ArenaError::Player { player: p.name().to_string(), problem };
+        limits.push(p.limits());
+        drop(factory.build(p, config.seed).map_err(player_error)?);
+    }
+    Ok(limits)
 }
 
 /// The SPRT status after a pair finished. A decision is final: pairs that were in flight when

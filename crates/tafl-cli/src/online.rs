@@ -109,24 +109,35 @@ fn valid_username(name: &str) -> bool {
         && !["--", "-_", "_-", "__"].iter().any(|p| name.contains(p))
 }
 
-/// Runs `tafl online`.
-pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
-    if !valid_username(&args.username) {
+/// The account name and password as the server takes them, checked before connecting.
+fn check_account(username: &str, password: &str) -> Result<(), Failure> {
+    if !valid_username(username) {
         return Err(bad_input(anyhow!(
             "--username {}: the server takes 1-16 letters, digits, - and _, not at the ends nor doubled",
-            args.username
+            username
         )));
     }
-    if args.password.len() > 32 || args.password.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if password.len() > 32 || password.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(bad_input(anyhow!("--password: at most 32 characters, no spaces")));
     }
-    let create = match args.create.as_deref() {
+    Ok(())
+}
+
+/// `--create`: the sides to offer games as.
+fn sides_to_create(create: Option<&str>) -> Result<Vec<Side>, Failure> {
+    Ok(match create {
         None => Vec::new(),
         Some("attacker" | "attackers") => vec![Side::Attackers],
         Some("defender" | "defenders") => vec![Side::Defenders],
         Some("both") => vec![Side::Attackers, Side::Defenders],
         Some(other) => return Err(bad_input(anyhow!("--create {other}: expected attacker, defender or both"))),
-    };
+    })
+}
+
+/// Runs `tafl online`.
+pub fn run(args: &OnlineArgs) -> Result<u8, Failure> {
+    check_account(&args.username, &args.password)?;
+    let create = sides_to_create(args.create.as_deref())?;
     if create.is_empty() && args.join.is_empty() {
         return Err(bad_input(anyhow!("nothing to play: give --create attacker|defender|both or --join ID")));
     }

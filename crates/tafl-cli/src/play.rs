@@ -19,7 +19,7 @@ use tafl_rules::notation::{outcome_result, ply_text, write_archive_line};
 use tafl_rules::{
     Game, KingDanger, Move, Outcome, Piece, Position, Side, Square, king_danger, parse_move, parse_square,
 };
-use tafl_search::Limits;
+use tafl_search::{Limits, Player};
 
 use crate::engine::{build_player, duration_arg};
 use crate::{Failure, bad_input, variant};
@@ -169,35 +169,21 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
     let level = crate::level_spec(args.level)?;
     let spec = level.as_deref().or(args.player.as_deref());
     let spec = spec.unwrap_or_else(|| tafl_players::builtin::default_player(variant.name()));
-    let mut engine = build_player(spec, variant)?;
-    let limits = Limits { time: duration_arg("move-time", args.move_time.as_deref())?, ..Limits::default() };
-    let style = Style { color };
-    let mut session = Session { game: Game::from_position(start), captures: Vec::new() };
-    let io_failed = |e: io::Error| Failure { code: 1, error: anyhow!(e) };
-
-    writeln!(out, "You play the {} against {}. Type `help` for commands.", side_name(human), engine.name())
+    let mut table = Table {
+        session: Session { game: Game::from_position(start), captures: Vec::new() },
+        engine: build_player(spec, variant)?,
+        limits: Limits { time: duration_arg("move-time", args.move_time.as_deref())?, ..Limits::default() },
+        human,
+        style: Style { color },
+    };
+    writeln!(out, "You play the {} against {}. Type `help` for commands.", side_name(human), table.engine.name())
         .map_err(io_failed)?;
-    show(out, &session, &style).map_err(io_failed)?;
+    table.show(out)?;
     let mut line = String::new();
-    loop {
-        if session.game.outcome().is_over() {
-            break;
-        }
-        let to_move = session.game.position().side_to_move();
-        if to_move != human {
-            match engine.choose(&session.game, &limits) {
-                Ok(choice) => {
-                    let value = choice.value.map(|v| format!(" (it thinks {:+.2} for itself)", v)).unwrap_or_default();
-                    session
-                        .play(choice.mv)
-                        .map_err(|e| Failure { code: 1, error: anyhow!("the engine played {}: {e}", choice.mv) })?;
-                    writeln!(out, "{} plays {}{value}", engine.name(), choice.mv).map_err(io_failed)?;
-                    show(out, &session, &style).map_err(io_failed)?;
-                }
-                Err(e) => {
-                    writeln!(out, "the engine failed: {e}").map_err(io_failed)?;
-                    break;
-                }
+    while !table.session.game.outcome().is_over() {
+        if table.session.game.position().side_to_move() != human {
+            if !table.engine_turn(out)? {
+                break;
             }
             continue;
         }
@@ -208,108 +194,165 @@ fn play(args: &PlayArgs, input: &mut dyn BufRead, out: &mut dyn Write, color: bo
             writeln!(out).map_err(io_failed)?;
             break;
         }
+        if !table.command(&line, out)? {
+            break;
+        }
+    }
+    table.announce_end(out)?;
+    if !args.no_save {
+        save_game(args, &table.session, out)?;
+    }
+    Ok(0)
+}
+
+fn io_failed(e: io::Error) -> Failure {
+    Failure { code: 1, error: anyhow!(e) }
+}
+
+/// A game in progress between the person and the engine.
+struct Table {
+    session: Session,
+    engine: Box<dyn Player>,
+    limits: Limits,
+    human: Side,
+    style: Style,
+}
+
+impl Table {
+    fn show(&self, out: &mut dyn Write) -> Result<(), Failure> {
+        show(out, &self.session, &self.style).map_err(io_failed)
+    }
+
+    /// The engine moves; false when it failed (the game stops there).
+    fn engine_turn(&mut self, out: &mut dyn Write) -> Result<bool, Failure> {
+        let choice = match self.engine.choose(&self.session.game, &self.limits) {
+            Ok(choice) => choice,
+            Err(e) => {
+                writeln!(out, "the engine failed: {e}").map_err(io_failed)?;
+                return Ok(false);
+            }
+        };
+        let value = choice.value.map(|v| format!(" (it thinks {v:+.2} for itself)")).unwrap_or_default();
+        self.session
+            .play(choice.mv)
+            .map_err(|e| Failure { code: 1, error: anyhow!("the engine played {}: {e}", choice.mv) })?;
+        writeln!(out, "{} plays {}{value}", self.engine.name(), choice.mv).map_err(io_failed)?;
+        self.show(out)?;
+        Ok(true)
+    }
+
+    /// Carries out one line the person typed; false when they quit.
+    fn command(&mut self, line: &str, out: &mut dyn Write) -> Result<bool, Failure> {
         let words: Vec<&str> = line.split_whitespace().collect();
-        let size = variant.size();
         match words.as_slice() {
             [] => {}
-            ["quit" | "exit" | "q"] => break,
+            ["quit" | "exit" | "q"] => return Ok(false),
             ["help" | "?"] => writeln!(out, "{PLAY_HELP}").map_err(io_failed)?,
-            ["board"] => show(out, &session, &style).map_err(io_failed)?,
-            ["moves"] | ["moves", _] => {
-                let from = match words.get(1) {
-                    Some(sq) => match parse_square(sq, size) {
-                        Ok(sq) => Some(sq),
-                        Err(e) => {
-                            writeln!(out, "`{sq}`: {e}").map_err(io_failed)?;
-                            continue;
-                        }
-                    },
-                    None => None,
-                };
-                let moves: Vec<String> = session
-                    .game
-                    .legal_moves()
-                    .iter()
-                    .filter(|m| from.is_none_or(|f| m.from == f))
-                    .map(ToString::to_string)
-                    .collect();
-                writeln!(out, "{} legal moves: {}", moves.len(), moves.join(" ")).map_err(io_failed)?;
-            }
-            ["undo"] => {
-                // Back to the person's previous turn: the engine's reply, then the person's
-                // move (after undoing a ply, the side to move is the one that made it).
-                let mut undone = 0;
-                while session.undo() {
-                    undone += 1;
-                    if session.game.position().side_to_move() == human {
-                        break;
-                    }
-                }
-                if undone == 0 {
-                    writeln!(out, "nothing to undo").map_err(io_failed)?;
-                } else {
-                    writeln!(out, "took back {undone} {}", if undone == 1 { "ply" } else { "plies" })
-                        .map_err(io_failed)?;
-                    show(out, &session, &style).map_err(io_failed)?;
-                }
-            }
-            ["eval"] => match engine.choose(&session.game, &limits) {
-                Ok(choice) => {
-                    let value =
-                        choice.value.map_or_else(|| "no evaluation".to_string(), |v| format!("{:+.2} for you", v));
-                    let pv: Vec<String> = choice.pv.iter().map(ToString::to_string).collect();
-                    writeln!(
-                        out,
-                        "eval: {value}; best {}; line {} (depth {}, {} nodes)",
-                        choice.mv,
-                        pv.join(" "),
-                        choice.depth,
-                        choice.nodes
-                    )
-                    .map_err(io_failed)?;
-                }
-                Err(e) => writeln!(out, "no evaluation: {e}").map_err(io_failed)?,
-            },
-            [text] => match parse_move(text, size) {
-                Ok(m) => match session.play(m.mv) {
-                    Ok(()) => show(out, &session, &style).map_err(io_failed)?,
-                    Err(e) => writeln!(out, "illegal: {e} (type `moves` for the legal ones)").map_err(io_failed)?,
-                },
-                Err(e) => {
-                    writeln!(out, "`{text}` is neither a move nor a command ({e}); type `help`").map_err(io_failed)?
-                }
-            },
+            ["board"] => self.show(out)?,
+            ["moves"] => self.list_moves(None, out)?,
+            ["moves", square] => self.list_moves(Some(square), out)?,
+            ["undo"] => self.undo(out)?,
+            ["eval"] => self.eval(out)?,
+            [text] => self.human_move(text, out)?,
             _ => writeln!(out, "unknown command; type `help`").map_err(io_failed)?,
+        }
+        Ok(true)
+    }
+
+    /// The person's legal moves, all or those of the piece on `from`.
+    fn list_moves(&self, from: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
+        let from = match from.map(|sq| (sq, parse_square(sq, self.session.game.variant().size()))) {
+            Some((_, Ok(sq))) => Some(sq),
+            Some((sq, Err(e))) => return writeln!(out, "`{sq}`: {e}").map_err(io_failed),
+            None => None,
+        };
+        let moves: Vec<String> = self
+            .session
+            .game
+            .legal_moves()
+            .iter()
+            .filter(|m| from.is_none_or(|f| m.from == f))
+            .map(ToString::to_string)
+            .collect();
+        writeln!(out, "{} legal moves: {}", moves.len(), moves.join(" ")).map_err(io_failed)
+    }
+
+    /// Back to the person's previous turn: the engine's reply, then the person's move (after
+    /// undoing a ply, the side to move is the one that made it).
+    fn undo(&mut self, out: &mut dyn Write) -> Result<(), Failure> {
+        let mut undone = 0;
+        while self.session.undo() {
+            undone += 1;
+            if self.session.game.position().side_to_move() == self.human {
+                break;
+            }
+        }
+        if undone == 0 {
+            return writeln!(out, "nothing to undo").map_err(io_failed);
+        }
+        writeln!(out, "took back {undone} {}", if undone == 1 { "ply" } else { "plies" }).map_err(io_failed)?;
+        self.show(out)
+    }
+
+    /// The engine's evaluation of the person's position and the line it expects.
+    fn eval(&mut self, out: &mut dyn Write) -> Result<(), Failure> {
+        let choice = match self.engine.choose(&self.session.game, &self.limits) {
+            Ok(choice) => choice,
+            Err(e) => return writeln!(out, "no evaluation: {e}").map_err(io_failed),
+        };
+        let value = choice.value.map_or_else(|| "no evaluation".to_string(), |v| format!("{v:+.2} for you"));
+        let pv: Vec<String> = choice.pv.iter().map(ToString::to_string).collect();
+        writeln!(
+            out,
+            "eval: {value}; best {}; line {} (depth {}, {} nodes)",
+            choice.mv,
+            pv.join(" "),
+            choice.depth,
+            choice.nodes
+        )
+        .map_err(io_failed)
+    }
+
+    /// A word that is not a command: a move, played when it is legal.
+    fn human_move(&mut self, text: &str, out: &mut dyn Write) -> Result<(), Failure> {
+        match parse_move(text, self.session.game.variant().size()) {
+            Ok(m) => match self.session.play(m.mv) {
+                Ok(()) => self.show(out),
+                Err(e) => writeln!(out, "illegal: {e} (type `moves` for the legal ones)").map_err(io_failed),
+            },
+            Err(e) => writeln!(out, "`{text}` is neither a move nor a command ({e}); type `help`").map_err(io_failed),
         }
     }
 
-    match session.game.outcome() {
-        Outcome::Decided { winner, reason } => {
-            let who = if winner == human { "You win" } else { "You lose" };
-            writeln!(out, "{who}: the {} won ({reason}).", winner.name()).map_err(io_failed)?;
-        }
-        Outcome::Draw { reason } => writeln!(out, "Draw ({reason}).").map_err(io_failed)?,
-        Outcome::Ongoing => writeln!(out, "Game stopped after {} plies.", session.game.ply()).map_err(io_failed)?,
-    }
-    if !args.no_save {
-        let mut text = String::new();
-        if args.fen.is_some() {
-            let _ = writeln!(text, "# start {}", session.game.start().to_fen());
-        }
-        let _ = writeln!(text, "{}", session.archive_line());
-        let saved = match &args.save {
-            Some(path) => std::fs::write(path, &text)
-                .map(|()| path.clone())
-                .with_context(|| format!("saving the game to {}", path.display())),
-            None => {
-                save_new(Path::new(""), unix_seconds(), &text).context("saving the game to tafl-game-<time>.csv here")
+    fn announce_end(&self, out: &mut dyn Write) -> Result<(), Failure> {
+        match self.session.game.outcome() {
+            Outcome::Decided { winner, reason } => {
+                let who = if winner == self.human { "You win" } else { "You lose" };
+                writeln!(out, "{who}: the {} won ({reason}).", winner.name())
             }
-        };
-        let path = saved.map_err(|e| Failure { code: 1, error: e })?;
-        writeln!(out, "Game saved to {} (archive format; `tafl replay {}` checks it).", path.display(), path.display())
-            .map_err(io_failed)?;
+            Outcome::Draw { reason } => writeln!(out, "Draw ({reason})."),
+            Outcome::Ongoing => writeln!(out, "Game stopped after {} plies.", self.session.game.ply()),
+        }
+        .map_err(io_failed)
     }
-    Ok(0)
+}
+
+/// Saves the game in the archive format, where `--save` says or in a new file here.
+fn save_game(args: &PlayArgs, session: &Session, out: &mut dyn Write) -> Result<(), Failure> {
+    let mut text = String::new();
+    if args.fen.is_some() {
+        let _ = writeln!(text, "# start {}", session.game.start().to_fen());
+    }
+    let _ = writeln!(text, "{}", session.archive_line());
+    let saved = match &args.save {
+        Some(path) => std::fs::write(path, &text)
+            .map(|()| path.clone())
+            .with_context(|| format!("saving the game to {}", path.display())),
+        None => save_new(Path::new(""), unix_seconds(), &text).context("saving the game to tafl-game-<time>.csv here"),
+    };
+    let path = saved.map_err(|e| Failure { code: 1, error: e })?;
+    writeln!(out, "Game saved to {} (archive format; `tafl replay {}` checks it).", path.display(), path.display())
+        .map_err(io_failed)
 }
 
 fn unix_seconds() -> u64 {

@@ -184,20 +184,7 @@ impl Run {
             }
         };
         let mut on_step = |s: &SelfPlayStats| {
-            let t = s.seconds.max(1e-9);
-            observer.progress(
-                s.games,
-                &format!(
-                    "{:.0} evals/s, batch {:.0}, {:.1} moves/s, {} samples, A/D/= {}/{}/{}",
-                    s.evaluations as f64 / t,
-                    s.evaluations as f64 / s.batches.max(1) as f64,
-                    s.moves as f64 / t,
-                    s.samples,
-                    s.attacker_wins,
-                    s.defender_wins,
-                    s.draws
-                ),
-            );
+            observer.progress(s.games, &progress_text(s));
             !observer.should_stop()
         };
         let mut selfplay = SelfPlay::new(self.variant, sp, seed);
@@ -484,4 +471,19 @@ fn imported(name: &str, stats: &ImportStats, observer: &dyn Observer) -> Importe
         defender_wins: stats.defender_wins,
         draws: stats.draws,
     }
+}
+
+/// Self-play's progress line: speed, batch, samples and results so far.
+fn progress_text(s: &SelfPlayStats) -> String {
+    let t = s.seconds.max(1e-9);
+    format!(
+        "{:.0} evals/s, batch {:.0}, {:.1} moves/s, {} samples, A/D/= {}/{}/{}",
+        s.evaluations as f64 / t,
+        s.evaluations as f64 / s.batches.max(1) as f64,
+        s.moves as f64 / t,
+        s.samples,
+        s.attacker_wins,
+        s.defender_wins,
+        s.draws
+    )
 }

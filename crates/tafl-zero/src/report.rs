@@ -67,6 +67,9 @@ pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series
     Ok(())
 }
 
+/// A plot's file name in `report/` and its caption on the page.
+type Plot = (&'static str, &'static str);
+
 /// Renders the plots and `index.html` into `report/`; returns the path of `index.html`.
 ///
 /// # Errors
@@ -75,11 +78,52 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     let out = run.report_dir();
     fs::create_dir_all(&out).map_err(|e| ZeroError::io(&out, e))?;
     let metrics = run.metrics();
-    let mut plots: Vec<(&str, &str)> = Vec::new();
+    let rounds: Vec<&RoundReport> = events(&metrics).map(|(_, r)| r).collect();
+    let evals: Vec<(f64, &EvalRow)> = events(&metrics).collect();
+    let selfplay: Vec<&SelfPlayMetrics> = events(&metrics).map(|(_, m)| m).collect();
+    // Hours since the run's first event: the wall-clock learning curve (stops and restarts
+    // included, as a user lived them).
+    let start = metrics.iter().map(|m| m.time).filter(|t| t.is_finite()).fold(f64::INFINITY, f64::min);
+    let hours = |time: f64| (time - start) / 3600.0;
+    let mut plots = vec![loss_plot(&out, &rounds)?];
+    plots.extend(elo_plots(&out, &evals, &hours)?);
+    plots.extend(selfplay_plots(&out, &selfplay)?);
 
-    let opt: Vec<&RoundReport> = events(&metrics).map(|(_, r)| r).collect();
+    let mut html = String::from(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tafl run report</title>\n<style>body{font-family:sans-serif;max-width:860px;margin:auto}img{width:100%;border:1px solid #ccc}td,th{padding:2px 8px;text-align:right}</style></head><body>\n",
+    );
+    let _ = writeln!(html, "<h1>Run {}</h1>", escape(&run.location()));
+    let _ = writeln!(
+        html,
+        "<p>{} iterations, {} self-play games, best model {}</p>",
+        rounds.len(),
+        selfplay.iter().map(|m| m.games).sum::<u64>(),
+        escape(&run.best_model().unwrap_or_default())
+    );
+    if let Some((_, last)) = events::<GateResult>(&metrics).next_back() {
+        let _ = writeln!(
+            html,
+            "<p>Last gate: {} vs {}: score {:.3}, passed {}</p>",
+            escape(&last.candidate),
+            escape(&last.best),
+            last.result.score,
+            last.passed
+        );
+    }
+    for (file, caption) in &plots {
+        let _ = writeln!(html, "<h2>{caption}</h2>\n<img src=\"{file}\" alt=\"{caption}\">");
+    }
+    html += &evaluation_table(&evals, &hours);
+    html += "</body></html>\n";
+    let index = out.join("index.html");
+    fs::write(&index, html).map_err(|e| ZeroError::io(&index, e))?;
+    Ok(index)
+}
+
+/// The training losses per iteration.
+fn loss_plot(out: &Path, rounds: &[&RoundReport]) -> Result<Plot, ZeroError> {
     let series = |loss: fn(&RoundReport) -> f32, label: &str| -> Series {
-        (label.to_string(), opt.iter().map(|r| (f64::from(r.iteration), f64::from(loss(r)))).collect())
+        (label.to_string(), rounds.iter().map(|r| (f64::from(r.iteration), f64::from(loss(r)))).collect())
     };
     line_chart(
         &out.join("losses.svg"),
@@ -88,19 +132,17 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         "loss",
         &[series(|r| r.loss, "total"), series(|r| r.policy_loss, "policy"), series(|r| r.value_loss, "value")],
     )?;
-    plots.push(("losses.svg", "Training losses (mean over each round)"));
+    Ok(("losses.svg", "Training losses (mean over each round)"))
+}
 
-    let evals: Vec<(f64, &EvalRow)> = events(&metrics).collect();
+/// Elo against each evaluation opponent by iteration, by hours and by samples trained on.
+fn elo_plots(out: &Path, evals: &[(f64, &EvalRow)], hours: &dyn Fn(f64) -> f64) -> Result<Vec<Plot>, ZeroError> {
     let mut opponents: Vec<&str> = Vec::new();
-    for (_, e) in &evals {
+    for (_, e) in evals {
         if !opponents.contains(&e.opponent.as_str()) {
             opponents.push(&e.opponent);
         }
     }
-    // Hours since the run's first event: the wall-clock learning curve (stops and restarts
-    // included, as a user lived them).
-    let start = metrics.iter().map(|m| m.time).filter(|t| t.is_finite()).fold(f64::INFINITY, f64::min);
-    let hours = |time: f64| (time - start) / 3600.0;
     let elo_series = |x: &dyn Fn(f64, &EvalRow) -> f64| -> Vec<Series> {
         opponents
             .iter()
@@ -139,14 +181,18 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
             "Elo against the evaluation opponents, by samples trained on",
         ),
     ];
+    let mut plots = Vec::new();
     for (file, title, x_label, x, caption) in elo_plots {
         line_chart(&out.join(file), title, x_label, "Elo", &elo_series(x))?;
         plots.push((file, caption));
     }
+    Ok(plots)
+}
 
-    let sp: Vec<&SelfPlayMetrics> = events(&metrics).map(|(_, m)| m).collect();
+/// Self-play's game length, wins by side and speed, along the games played.
+fn selfplay_plots(out: &Path, selfplay: &[&SelfPlayMetrics]) -> Result<Vec<Plot>, ZeroError> {
     let mut games = 0;
-    let xs: Vec<f64> = sp
+    let xs: Vec<f64> = selfplay
         .iter()
         .map(|m| {
             games += m.games;
@@ -154,7 +200,7 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         })
         .collect();
     let along = |f: &dyn Fn(&SelfPlayMetrics) -> f64| -> Vec<(f64, f64)> {
-        sp.iter().zip(&xs).map(|(m, &x)| (x, f(m))).collect()
+        selfplay.iter().zip(&xs).map(|(m, &x)| (x, f(m))).collect()
     };
     line_chart(
         &out.join("game-length.svg"),
@@ -163,7 +209,6 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
         "mean plies",
         &[("mean plies".into(), along(&|m| m.mean_plies))],
     )?;
-    plots.push(("game-length.svg", "Mean self-play game length"));
     let share = |count: fn(&SelfPlayMetrics) -> u64| move |m: &SelfPlayMetrics| count(m) as f64 / m.games.max(1) as f64;
     line_chart(
         &out.join("sides.svg"),
@@ -176,7 +221,6 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
             ("draw".into(), along(&share(|m| m.draws))),
         ],
     )?;
-    plots.push(("sides.svg", "Self-play wins by side"));
     line_chart(
         &out.join("speed.svg"),
         "Self-play speed",
@@ -188,55 +232,37 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
             ("games/min x 10".into(), along(&|m| 600.0 * m.games_per_s)),
         ],
     )?;
-    plots.push(("speed.svg", "Self-play speed"));
+    Ok(vec![
+        ("game-length.svg", "Mean self-play game length"),
+        ("sides.svg", "Self-play wins by side"),
+        ("speed.svg", "Self-play speed"),
+    ])
+}
 
+/// The evaluations as an HTML table (nothing when there are none).
+fn evaluation_table(evals: &[(f64, &EvalRow)], hours: &dyn Fn(f64) -> f64) -> String {
+    if evals.is_empty() {
+        return String::new();
+    }
     let mut html = String::from(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tafl run report</title>\n<style>body{font-family:sans-serif;max-width:860px;margin:auto}img{width:100%;border:1px solid #ccc}td,th{padding:2px 8px;text-align:right}</style></head><body>\n",
+        "<h2>Evaluations</h2>\n<table><tr><th>hours</th><th>model</th><th>iteration</th><th>opponent</th><th>games</th><th>score</th><th>Elo</th><th>95%</th></tr>\n",
     );
-    let _ = writeln!(html, "<h1>Run {}</h1>", escape(&run.location()));
-    let _ = writeln!(
-        html,
-        "<p>{} iterations, {} self-play games, best model {}</p>",
-        opt.len(),
-        games,
-        escape(&run.best_model().unwrap_or_default())
-    );
-    if let Some((_, last)) = events::<GateResult>(&metrics).next_back() {
+    for &(time, e) in evals {
         let _ = writeln!(
             html,
-            "<p>Last gate: {} vs {}: score {:.3}, passed {}</p>",
-            escape(&last.candidate),
-            escape(&last.best),
-            last.result.score,
-            last.passed
+            "<tr><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:+.0}</td><td>[{:+.0}, {:+.0}]</td></tr>",
+            hours(time),
+            escape(&e.model),
+            e.iteration,
+            escape(&e.opponent),
+            e.result.games,
+            e.result.score,
+            e.result.elo,
+            e.result.elo_lower,
+            e.result.elo_upper
         );
     }
-    for (file, caption) in &plots {
-        let _ = writeln!(html, "<h2>{caption}</h2>\n<img src=\"{file}\" alt=\"{caption}\">");
-    }
-    if !evals.is_empty() {
-        html += "<h2>Evaluations</h2>\n<table><tr><th>hours</th><th>model</th><th>iteration</th><th>opponent</th><th>games</th><th>score</th><th>Elo</th><th>95%</th></tr>\n";
-        for &(time, e) in &evals {
-            let _ = writeln!(
-                html,
-                "<tr><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:+.0}</td><td>[{:+.0}, {:+.0}]</td></tr>",
-                hours(time),
-                escape(&e.model),
-                e.iteration,
-                escape(&e.opponent),
-                e.result.games,
-                e.result.score,
-                e.result.elo,
-                e.result.elo_lower,
-                e.result.elo_upper
-            );
-        }
-        html += "</table>\n";
-    }
-    html += "</body></html>\n";
-    let index = out.join("index.html");
-    fs::write(&index, html).map_err(|e| ZeroError::io(&index, e))?;
-    Ok(index)
+    html + "</table>\n"
 }
 
 fn escape(s: &str) -> String {

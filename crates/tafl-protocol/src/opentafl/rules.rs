@@ -106,6 +106,9 @@ pub fn write_rules(variant: &'static Variant) -> String {
 /// key. Refused: berserk pieces and moves, jumps, speed limits, fortresses, moved or extra
 /// corners and thrones, weak shieldwalls, shieldwalls without flanking, middleweight kings,
 /// half-armed kings, and keys we do not know.
+///
+/// Over 100 lines: one arm per OTN key, in the order of the list above, so that each key's
+/// meaning is read in one place.
 pub fn parse_rules(text: &str) -> Result<OtnRules, RulesError> {
     // Long on purpose: the keys one after another, each mapped or refused where it is read, in
     // the order the doc lists them; split up, a refusal would no longer sit beside its mapping.

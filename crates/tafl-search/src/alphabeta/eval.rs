@@ -480,6 +480,10 @@ impl<'a> Snapshot<'a> {
     }
 
     /// The evaluation from the defenders' point of view.
+    ///
+    /// One function over 100 lines on purpose: every term reads the same bitboards and
+    /// weights, at every leaf of the search; split into helpers they would pass them around or
+    /// compute them twice.
     fn for_defenders(&self) -> Score {
         let w = &self.frame.weights;
         let mut score = w.defender * self.defenders.len() as Score - w.attacker * self.attackers.len() as Score;

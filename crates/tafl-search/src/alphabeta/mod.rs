@@ -435,6 +435,10 @@ impl Search<'_> {
         WIN - (ply as Score + 1)
     }
 
+    /// One node of the search: the game's end and a won next move, mate-distance pruning, a
+    /// ply more at the horizon when the king is about to escape or be taken, the transposition
+    /// table, then a principal variation search with late-move reductions. Over 100 lines on
+    /// purpose: the steps share the node's bounds and position, and this is the inner loop.
     fn negamax(&mut self, mut depth: i32, ply: usize, mut alpha: Score, mut beta: Score) -> Score {
         self.nodes += 1;
         self.pv_len[ply] = ply;
