@@ -6,6 +6,7 @@
 #
 #   scripts/wgpu-lavapipe.sh        # installs the packages when missing (apt), then the tests
 #
+# Last run 2026-12-07 (Mesa 22.3.6's lavapipe): both tests passed, the test itself 57 s.
 # The build with --features wgpu takes about 20 minutes on 2 cores (its own target directory,
 # target-wgpu, so that it never invalidates the main build); CI does not run it (it would take
 # CI past 60 minutes) and checks that the feature compiles instead (`cargo check --features wgpu`).
@@ -20,4 +21,6 @@ fi
 # Only the software device: cubecl would otherwise look for a discrete or integrated GPU first.
 export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
 export CUBECL_WGPU_DEFAULT_DEVICE=Cpu
+# lavapipe complains on every device opened when this is unset (harmless, but it buries the results).
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 cargo test --locked -p tafl-nn --features wgpu --test wgpu --target-dir target-wgpu -- --test-threads 1
