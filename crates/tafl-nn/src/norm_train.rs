@@ -199,8 +199,8 @@ impl Layout {
         (self.batch * self.area).max(1) as f64
     }
 
-    /// Mean and biased variance of `channel` in two passes: each run summed in `f32` lanes,
-    /// the runs in `f64`.
+    /// Mean and biased variance of `channel` in two passes, each run summed in `f64` lanes
+    /// ([`run_sum`]), then the runs.
     fn moments(self, x: &[f32], channel: usize) -> (f64, f64) {
         let sum: f64 = self.runs(x, channel).map(|run| run_sum(run, run, |v, _| f64::from(v))).sum();
         let mean = sum / self.count();
