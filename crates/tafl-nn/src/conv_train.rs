@@ -446,12 +446,12 @@ mod tests {
         }
     }
 
-    /// Every weight and batch-norm statistic of `net`, in visiting order.
-    fn parameters(net: &TaflNet) -> Vec<f32> {
-        struct Collect(Vec<f32>);
+    /// Every weight and batch-norm statistic of `net`, tensor by tensor in visiting order.
+    fn parameters(net: &TaflNet) -> Vec<Vec<f32>> {
+        struct Collect(Vec<Vec<f32>>);
         impl ModuleVisitor for Collect {
             fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-                self.0.extend(param.val().into_data().try_to_vec::<f32>().unwrap_or_default());
+                self.0.push(param.val().into_data().try_to_vec::<f32>().unwrap_or_default());
             }
         }
         let mut all = Collect(Vec::new());
@@ -469,6 +469,27 @@ mod tests {
         (losses, trainer.model())
     }
 
+    /// One plain SGD step with a learning rate of 1 from `net`, with or without this path: the
+    /// loss, and each tensor's move (its gradient, and the running statistics' update).
+    fn gradient_step(net: &TaflNet, batch: &TrainBatch, fast: bool) -> (f32, Vec<Vec<f32>>) {
+        let sgd = TrainConfig::new()
+            .with_optimizer(crate::train::OptimizerKind::Sgd)
+            .with_momentum(0.0)
+            .with_weight_decay(0.0)
+            .with_learning_rate(1.0);
+        let (losses, after) = train(net, sgd, batch, 1, fast);
+        let moves = parameters(net)
+            .iter()
+            .zip(parameters(&after))
+            .map(|(before, after)| before.iter().zip(after).map(|(b, a)| a - b).collect())
+            .collect();
+        (losses[0], moves)
+    }
+
+    fn norm(values: impl Iterator<Item = f32>) -> f32 {
+        values.map(|v| v * v).sum::<f32>().sqrt()
+    }
+
     #[test]
     fn a_whole_nets_gradients_equal_burns() {
         let config = TaflNetConfig::new(11, crate::INPUT_PLANES, 2, 16).with_global_pool_interval(2);
@@ -476,17 +497,11 @@ mod tests {
         device.seed(7);
         let net = config.init(&crate::device());
         let batch = random_batch(&config, 6, &device);
-        // One plain SGD step with a learning rate of 1: each weight moves by its gradient.
-        let sgd = TrainConfig::new()
-            .with_optimizer(crate::train::OptimizerKind::Sgd)
-            .with_momentum(0.0)
-            .with_weight_decay(0.0)
-            .with_learning_rate(1.0);
-        let before = parameters(&net);
-        let [fast, stock] = [true, false].map(|fast| parameters(&train(&net, sgd.clone(), &batch, 1, fast).1));
-        let moved = before.iter().zip(&stock).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        let [(fast_loss, fast), (loss, stock)] = [true, false].map(|fast| gradient_step(&net, &batch, fast));
+        let moved = stock.iter().flatten().fold(0.0, |m, v| v.abs().max(m));
         assert!(moved > 1e-3, "the step moved no weight ({moved})");
-        for (i, (f, s)) in fast.iter().zip(&stock).enumerate() {
+        assert!((fast_loss - loss).abs() <= 1e-5 * loss.abs(), "loss {fast_loss} against Burn's {loss}");
+        for (i, (f, s)) in fast.iter().flatten().zip(stock.iter().flatten()).enumerate() {
             assert!((f - s).abs() < 1e-4, "parameter {i}: {f} against Burn's {s}");
         }
     }
@@ -499,16 +514,37 @@ mod tests {
         let net = config.init(&crate::device());
         let batch = random_batch(&config, 8, &device);
         let adamw = TrainConfig::new().with_learning_rate(0.003);
-        let (fast, _) = train(&net, adamw.clone(), &batch, 200, true);
-        let (stock, _) = train(&net, adamw, &batch, 200, false);
-        // The random policy targets keep the loss above their entropy (about 6.5 here).
-        assert!(fast[199] < fast[0] - 0.3, "the net learned nothing: {} to {}", fast[0], fast[199]);
-        // Equal to rounding at first; over the steps Adam and the batch norms amplify the
-        // different order of the sums (measured: 1e-7 up to step 90, then up to 1e-3).
-        for (step, (f, s)) in fast.iter().zip(&stock).enumerate() {
-            let tolerance = if step < 50 { 1e-5 } else { 1e-2 };
-            assert!((f - s).abs() <= tolerance * s.abs(), "step {step}: loss {f} against Burn's {s}");
+        // At every net along Burn's AdamW curve, this path's loss and gradients are Burn's.
+        // Two free-running curves cannot be held that close, nor every weight's gradient to 1e-4:
+        // once trained, a few activations sit within rounding of the ReLU's kink, the two orders
+        // of the sums (which also change with the threads free) put one on either side, and that
+        // one square's gradient reaches every weight upstream. Measured here: a few steps of 200,
+        // up to 2.2% of the whole gradient, 13% of a small batch-norm bias's. Adam then moves a
+        // weight by about the learning rate whatever the size of its gradient; CI, on other SIMD
+        // kernels, saw two free curves 1e-5 apart at step 7.
+        let mut stock = Trainer::new(net.clone(), adamw.clone());
+        let mut curve = Vec::new();
+        for step in 0..200 {
+            let model = stock.model();
+            let [(fast_loss, fast), (loss, burn)] = [true, false].map(|fast| gradient_step(&model, &batch, fast));
+            assert!(
+                (fast_loss - loss).abs() <= 1e-5 * loss.abs(),
+                "step {step}: loss {fast_loss} against Burn's {loss}"
+            );
+            let error = norm(fast.iter().flatten().zip(burn.iter().flatten()).map(|(f, s)| f - s));
+            let size = norm(burn.iter().flatten().copied());
+            assert!(error <= 0.1 * size, "step {step}: the gradient is off by {error} of {size}");
+            set_enabled(false);
+            stock.step(&batch);
+            set_enabled(true);
+            curve.push(loss);
         }
+        // The random policy targets keep the loss above their entropy (about 6.5 here).
+        assert!(curve[199] < curve[0] - 0.3, "the net learned nothing: {} to {}", curve[0], curve[199]);
+        // Left to itself, this path learns as much from the batch.
+        let (fast, _) = train(&net, adamw, &batch, 200, true);
+        let (drop, fast_drop) = (curve[0] - curve[199], fast[0] - fast[199]);
+        assert!((fast_drop - drop).abs() < 0.25 * drop, "the loss fell by {fast_drop} against Burn's {drop}");
     }
 
     #[test]
