@@ -8,6 +8,7 @@
 //! most the self-play games that were in flight or not yet written to a shard are played again.
 
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tafl_nn::NetEvaluator;
@@ -24,7 +25,7 @@ use tafl_run::writer::now;
 use crate::config::{DEFAULT_CONFIG, RunConfig};
 use crate::import::{HUMAN_COPENHAGEN, ImportOptions, ImportStats, import_records, teacher_games};
 use crate::optimize::{ensure_initial_model, shard_expect, totals, train_round};
-use crate::selfplay::{FinishedGame, SelfPlay, SelfPlayStats};
+use crate::selfplay::{FinishedGame, InFlight, SelfPlay, SelfPlayStats};
 use crate::{Observer, ZeroError, evaluate, gate};
 
 /// When `train` stops besides the config's `run.iterations`.
@@ -45,6 +46,8 @@ pub struct Run {
     /// The variant.
     pub variant: &'static Variant,
     factory: ZeroFactory,
+    /// Self-play games not finished by the last [`Run::selfplay`]: the next one plays them on.
+    in_flight: Mutex<InFlight>,
 }
 
 /// The config text without a first `# git revision:` line.
@@ -106,7 +109,7 @@ impl Run {
         if stored.as_deref() != Some(text.as_str()) {
             dir.write_config(&text)?;
         }
-        Ok(Run { dir, config, variant, factory: ZeroFactory::new(variant) })
+        Ok(Run { dir, config, variant, factory: ZeroFactory::new(variant), in_flight: Mutex::default() })
     }
 
     /// Starts this new run from a trained checkpoint instead of a random net and the warm start
@@ -129,7 +132,9 @@ impl Run {
     }
 
     /// Plays `games` self-play games with the current best model and writes them as shards
-    /// (every `shard-games` games) and archive records beside them.
+    /// (every `shard-games` games) and archive records beside them. `games-in-flight` games
+    /// play all the time: those unfinished when `games` have finished go on in the next call
+    /// ([`SelfPlay::play_on`]).
     ///
     /// # Errors
     /// The best model does not load, or a shard cannot be written.
@@ -194,7 +199,14 @@ impl Run {
                 selfplay = selfplay.with_opponent(spec.clone(), &self.factory).map_err(bad)?;
             }
         }
-        let stats = selfplay.play(&evaluator, games, &mut on_game, &mut on_step);
+        // A poisoned lock means a panic mid-call: its games are dropped, as on a stop.
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|poisoned| {
+            let mut guard = poisoned.into_inner();
+            *guard = InFlight::default();
+            guard
+        });
+        let stats = selfplay.play_on(&evaluator, games, &mut in_flight, &mut on_game, &mut on_step);
+        drop(in_flight);
         observer.finish();
         if let Some(e) = error {
             return Err(e);

@@ -174,6 +174,28 @@ impl SelfPlayStats {
     }
 }
 
+/// Games being played, kept from one [`SelfPlay::play_on`] call to the next.
+#[derive(Default)]
+pub struct InFlight {
+    slots: Vec<Slot>,
+    /// Games started so far: the next game's number (its search's seed).
+    next_game: u64,
+}
+
+impl InFlight {
+    /// Games in flight.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// No game in flight.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
 struct Slot {
     search: Search,
     /// The running search is a full one.
@@ -325,8 +347,11 @@ impl<'a> SelfPlay<'a> {
     }
 
     fn release_opponent(&mut self, slot: &mut Slot) {
-        if let Some((against, player)) = slot.opponent.take() {
-            self.opponents[against.index].idle.push(player);
+        // A game carried over from another SelfPlay of the same config: the same opponents.
+        if let Some((against, player)) = slot.opponent.take()
+            && let Some(opponent) = self.opponents.get_mut(against.index)
+        {
+            opponent.idle.push(player);
         }
     }
 
@@ -369,16 +394,62 @@ impl<'a> SelfPlay<'a> {
         on_game: &mut dyn FnMut(FinishedGame),
         on_step: &mut dyn FnMut(&SelfPlayStats) -> bool,
     ) -> SelfPlayStats {
+        self.play_games(evaluator, games, &mut InFlight::default(), false, on_game, on_step)
+    }
+
+    /// [`Self::play`] that goes on with the games `in_flight` (played so far by another net:
+    /// their searches start again on `evaluator`), keeps `games-in-flight` games playing until
+    /// `games` have finished, and leaves the unfinished ones in `in_flight` for the next call.
+    ///
+    /// Why: when every game of a call must finish in it, the batch shrinks as games end and
+    /// the last long games are played a few at a time (a mean batch of 21 of 64 in the default
+    /// run), where the net runs at a third of its speed and cannot use a second core. Each game
+    /// still finishes, so long games are not left out of the samples; a game that spans two
+    /// calls is played on by the newer net, as KataGo's self-play does.
+    pub fn play_on<E: Evaluator + ?Sized>(
+        &mut self,
+        evaluator: &E,
+        games: u64,
+        in_flight: &mut InFlight,
+        on_game: &mut dyn FnMut(FinishedGame),
+        on_step: &mut dyn FnMut(&SelfPlayStats) -> bool,
+    ) -> SelfPlayStats {
+        for i in 0..in_flight.slots.len() {
+            let seed = self.rng.random();
+            let slot = &mut in_flight.slots[i];
+            slot.search = Search::new(slot.search.game().clone(), self.full_params[0].clone(), seed);
+            slot.full = self.begin_search(&mut slot.search, slot.visits_factor);
+        }
+        self.play_games(evaluator, games, in_flight, true, on_game, on_step)
+    }
+
+    /// The loop of [`Self::play`] and [`Self::play_on`]: new games start while fewer than
+    /// `games-in-flight` play and, unless `keep_playing`, fewer than `games` have started.
+    fn play_games<E: Evaluator + ?Sized>(
+        &mut self,
+        evaluator: &E,
+        games: u64,
+        in_flight: &mut InFlight,
+        keep_playing: bool,
+        on_game: &mut dyn FnMut(FinishedGame),
+        on_step: &mut dyn FnMut(&SelfPlayStats) -> bool,
+    ) -> SelfPlayStats {
         let started = std::time::Instant::now();
         let mut stats = SelfPlayStats::default();
-        let mut next_game = 0u64;
-        let mut slots: Vec<Slot> = Vec::new();
-        while (slots.len() as u64) < games.min(self.config.games_in_flight as u64) {
-            slots.push(self.new_slot(next_game));
-            next_game += 1;
+        let mut new_games = 0u64;
+        let wanted = self.config.games_in_flight as u64;
+        if games == 0 {
+            return stats;
+        }
+        let may_start =
+            |playing: usize, new_games: u64| (playing as u64) < wanted && (keep_playing || new_games < games);
+        let slots = &mut in_flight.slots;
+        while may_start(slots.len(), new_games) {
+            slots.push(self.new_slot(in_flight.next_game));
+            (in_flight.next_game, new_games) = (in_flight.next_game + 1, new_games + 1);
         }
         let leaves = self.config.leaves_per_search.max(1);
-        while !slots.is_empty() {
+        'play: while !slots.is_empty() {
             let n = step_searches(slots.iter_mut().map(|s| &mut s.search), evaluator, leaves);
             stats.evaluations += n as u64;
             stats.batches += u64::from(n > 0);
@@ -394,9 +465,13 @@ impl<'a> SelfPlay<'a> {
                 if let Some(finished) = self.make_move(&mut slots[i]) {
                     stats.add_game(&finished);
                     on_game(finished);
-                    if next_game < games {
-                        slots[i] = self.new_slot(next_game);
-                        next_game += 1;
+                    if stats.games >= games {
+                        slots.swap_remove(i);
+                        break 'play;
+                    }
+                    if may_start(slots.len() - 1, new_games) {
+                        slots[i] = self.new_slot(in_flight.next_game);
+                        (in_flight.next_game, new_games) = (in_flight.next_game + 1, new_games + 1);
                     } else {
                         slots.swap_remove(i);
                         continue;
@@ -406,6 +481,7 @@ impl<'a> SelfPlay<'a> {
             }
             stats.seconds = started.elapsed().as_secs_f64();
             if !on_step(&stats) || !progressed {
+                slots.clear();
                 break;
             }
         }

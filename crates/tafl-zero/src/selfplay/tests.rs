@@ -304,3 +304,50 @@ fn stops_when_asked() {
     let stats = SelfPlay::new(variant, &config, 3).play(&UniformEvaluator, 100, &mut |_| {}, &mut |_| false);
     assert_eq!(stats.games, 0);
 }
+
+#[test]
+fn games_in_flight_go_on_from_call_to_call_and_keep_the_batch_full() {
+    let variant = Variant::preset("brandubh").unwrap();
+    let config = SelfPlayConfig { games_in_flight: 6, ..small_config() };
+    let mut in_flight = InFlight::default();
+    let mut games = Vec::new();
+    for call in 0..4 {
+        // A new SelfPlay per call, as each iteration of a run makes one for its model.
+        let stats = SelfPlay::new(variant, &config, 20 + call).play_on(
+            &UniformEvaluator,
+            3,
+            &mut in_flight,
+            &mut |g| games.push(g),
+            &mut |_| true,
+        );
+        assert_eq!(stats.games, 3, "call {call}");
+        // Only 3 games were wanted, yet 6 played: one leaf from each in every batch.
+        assert!(stats.metrics("m").mean_batch > 5.0, "call {call}: {}", stats.metrics("m").mean_batch);
+        assert!(in_flight.len() >= 5, "call {call}: {} in flight", in_flight.len());
+    }
+    // Every game started has finished or is still playing; none was dropped.
+    assert_eq!(in_flight.next_game, games.len() as u64 + in_flight.len() as u64);
+    for g in &games {
+        let parsed = tafl_rules::notation::parse_archive_line(&g.record, 7).unwrap();
+        assert_eq!(parsed.plies.len(), g.plies);
+        let mut replay = Game::new(variant);
+        for ply in &parsed.plies {
+            replay.play(ply.mv.mv).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_stop_drops_the_games_in_flight() {
+    let variant = Variant::preset("brandubh").unwrap();
+    let config = small_config();
+    let mut in_flight = InFlight::default();
+    let mut steps = 0;
+    let stats =
+        SelfPlay::new(variant, &config, 3).play_on(&UniformEvaluator, 100, &mut in_flight, &mut |_| {}, &mut |_| {
+            steps += 1;
+            steps < 5
+        });
+    assert_eq!(stats.games, 0);
+    assert!(in_flight.is_empty());
+}
