@@ -12,8 +12,8 @@
 //! `impl Search` blocks over the same fields.
 
 use rand::rngs::StdRng;
-use rayon::prelude::*;
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 use tafl_rules::{Game, Move, PlayError};
 
 use super::gumbel::{self, Completed};
