@@ -1,10 +1,13 @@
 //! Levels for people: `--level 1` … `--level 10`, each a fixed player, from random moves through
-//! shallow alpha-beta to the shipped net (`builtin`) at growing visits. A level names the same
-//! player in every version: when `builtin` is replaced, the strength of levels 4–10 changes with
-//! it and their table in `docs/levels.md` is measured again (`scripts/levels.sh`).
+//! one-ply alpha-beta to the shipped net (`builtin`) at growing visits, each measured a clear
+//! step above the one below (`scripts/level-steps.sh`). A level names the same player in every
+//! version: when `builtin` is replaced, the strength of levels 3–10 changes with it and their
+//! tables in `docs/levels.md` are measured again (`scripts/levels.sh`, `scripts/level-steps.sh`).
 //!
-//! Visits rather than time from level 4 on, so that a level is as strong on a slow laptop as
-//! on a fast one; only the top level thinks for a fixed second.
+//! Visits rather than time from level 3 on, so that a level is as strong on a slow laptop as
+//! on a fast one; only the top level thinks for a fixed second. Alpha-beta at depth 2 is not a
+//! level: it is the net at 4 visits' equal in a direct match and defends as well as the net at
+//! 16, so no net level fits between it and the next (docs/levels.md).
 
 use crate::spec::{PlayerSpec, SpecError};
 
@@ -15,8 +18,8 @@ pub const MAX_LEVEL: u8 = 10;
 const LEVELS: [&str; MAX_LEVEL as usize] = [
     "random:seed=1",
     "alphabeta:depth=1",
-    "alphabeta:depth=2",
     "builtin:visits=4",
+    "builtin:visits=8",
     "builtin:visits=16",
     "builtin:visits=50",
     "builtin:visits=100",
@@ -28,16 +31,16 @@ const LEVELS: [&str; MAX_LEVEL as usize] = [
 /// The player of level `level` (1 to [`MAX_LEVEL`]), named `level-N` in tables and records.
 ///
 /// ```
-/// let spec = tafl_arena::levels::level(3).unwrap();
-/// let depth_2 = tafl_search::Limits { depth: Some(2), ..Default::default() };
-/// assert_eq!((spec.kind(), spec.name()), (&tafl_arena::PlayerKind::AlphaBeta(depth_2), "level-3"));
+/// let spec = tafl_arena::levels::level(2).unwrap();
+/// let depth_1 = tafl_search::Limits { depth: Some(1), ..Default::default() };
+/// assert_eq!((spec.kind(), spec.name()), (&tafl_arena::PlayerKind::AlphaBeta(depth_1), "level-2"));
 /// assert!(tafl_arena::levels::level(11).is_err());
 /// ```
 pub fn level(level: u8) -> Result<PlayerSpec, SpecError> {
     level_spec_text(level)?.parse()
 }
 
-/// The spec text of level `level`, its name included (`alphabeta:depth=2,name=level-3`): what
+/// The spec text of level `level`, its name included (`alphabeta:depth=1,name=level-2`): what
 /// `--level N` stands for wherever a player spec is taken.
 pub fn level_spec_text(level: u8) -> Result<String, SpecError> {
     let text = level.checked_sub(1).and_then(|i| LEVELS.get(usize::from(i))).ok_or_else(|| SpecError::BadValue {

@@ -12,6 +12,7 @@
 //! * [`stats`]: Elo from a score, 95% intervals from games (trinomial) and pairs
 //!   (pentanomial), likelihood of superiority, GSPRT.
 //! * [`ratings`]: joint Bradley–Terry ratings for a ladder.
+//! * [`pool`]: one scale over matches played apart (`tafl ratings`).
 //! * [`ladder`]: one player against a ladder of opponents, a rung per opponent (`tafl ladder`).
 //! * [`levels`]: levels 1–10 for people (`--level N`), each a fixed player.
 //! * [`record`] and [`report`]: archive lines (`tafl replay` reads them), OpenTafl `.otg`
@@ -24,6 +25,7 @@ pub mod game;
 pub mod ladder;
 pub mod levels;
 pub mod opening;
+pub mod pool;
 pub mod ratings;
 pub mod record;
 pub mod report;
@@ -34,6 +36,7 @@ pub mod stats;
 pub use game::{PlayedGame, Termination, play_game};
 pub use ladder::{LadderReport, Rung};
 pub use opening::{Opening, parse_openings, random_openings};
+pub use pool::{Pool, PoolError, ratings_text};
 pub use ratings::{Meeting, Rating, bradley_terry};
 pub use report::{GAMES_CSV_HEADER, Summary, game_record, plot_ladder, write_results};
 pub use run::{ArenaConfig, ArenaError, ArenaResults, GameResult, PairingStats, Progress, run_match, run_tournament};

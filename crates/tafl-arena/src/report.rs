@@ -113,7 +113,7 @@ pub struct LadderEntry {
     pub rank: usize,
     /// The player.
     pub name: String,
-    /// Elo, field mean 0.
+    /// Elo: field mean 0 (`tafl ratings` may shift the field to an anchor).
     pub elo: f64,
     /// Half width of the 95% interval.
     pub ci95: f64,
@@ -305,25 +305,7 @@ impl Summary {
 
     /// A tournament's tables: the ladder, then every pairing.
     fn tournament_text(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "\n{:<4} {:<32} {:>7} {:>6} {:>6} {:>7} {:>10} {:>10}",
-            "rank", "player", "Elo", "±95%", "games", "score", "attacking", "defending"
-        );
-        for e in &self.ladder {
-            let _ = writeln!(
-                out,
-                "{:<4} {:<32} {:>+7.1} {:>6.1} {:>6} {:>6.1}% {:>9.1}% {:>9.1}%",
-                e.rank,
-                e.name,
-                e.elo,
-                e.ci95,
-                e.wdl.games(),
-                100.0 * e.score,
-                100.0 * e.attacking.score(),
-                100.0 * e.defending.score()
-            );
-        }
+        ladder_table(&self.ladder, out);
         let _ = writeln!(
             out,
             "\n{:<48} {:>14} {:>14} {:>18}",
@@ -385,8 +367,32 @@ fn match_text(m: &MatchSummary, out: &mut String) {
     }
 }
 
+/// The ladder as a table, best first: Elo with its 95% half width, games, score, and the
+/// score with each side.
+pub(crate) fn ladder_table(ladder: &[LadderEntry], out: &mut String) {
+    let _ = writeln!(
+        out,
+        "\n{:<4} {:<32} {:>7} {:>6} {:>6} {:>7} {:>10} {:>10}",
+        "rank", "player", "Elo", "±95%", "games", "score", "attacking", "defending"
+    );
+    for e in ladder {
+        let _ = writeln!(
+            out,
+            "{:<4} {:<32} {:>+7.1} {:>6.1} {:>6} {:>6.1}% {:>9.1}% {:>9.1}%",
+            e.rank,
+            e.name,
+            e.elo,
+            e.ci95,
+            e.wdl.games(),
+            100.0 * e.score,
+            100.0 * e.attacking.score(),
+            100.0 * e.defending.score()
+        );
+    }
+}
+
 /// The players ranked by Bradley-Terry Elo over all their games, with their results by side.
-fn ladder(names: &[String], pairings: &[PairingStats]) -> Vec<LadderEntry> {
+pub(crate) fn ladder(names: &[String], pairings: &[PairingStats]) -> Vec<LadderEntry> {
     let meetings: Vec<Meeting> = pairings.iter().map(|p| Meeting { a: p.a, b: p.b, wdl: p.total() }).collect();
     let ratings = bradley_terry(names.len(), &meetings, 1.0);
     let mut attacking = vec![Wdl::default(); names.len()];
@@ -491,13 +497,7 @@ pub fn plot_ladder(path: &Path, ladder: &[LadderEntry], title: &str) -> Result<(
         .y_label_area_size(10)
         .build_cartesian_2d(lo..hi, -0.7..(n as f64 - 0.3))
         .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .disable_y_axis()
-        .x_desc("Elo (field mean 0), 95% interval")
-        .draw()
-        .map_err(|e| err(&e))?;
+    chart.configure_mesh().disable_y_mesh().disable_y_axis().x_desc("Elo, 95% interval").draw().map_err(|e| err(&e))?;
     // Best on top: rank 1 at the highest y.
     let y = |rank: usize| (n - rank) as f64;
     chart

@@ -11,6 +11,7 @@ mod ladder;
 mod online;
 mod perft;
 mod play;
+mod ratings;
 mod replay;
 mod serve;
 mod train;
@@ -43,6 +44,7 @@ const EXAMPLES: &str = "Examples:
   echo 'd1-d3 e5-e2' | tafl replay --format moves -
   tafl bench nn --net b6c64 --batches 1,8,64,256
   tafl ladder --player mcts:model=data/runs/default,visits=200 --games 100 --seed 2026
+  tafl ratings data/levels --anchor random
   tafl engine --protocol htp --player alphabeta:depth=4
   tafl play --player alphabeta:time=1s --side defenders
   tafl analyse --player alphabeta:depth=4 --record tafl-game-1700000000.csv
@@ -64,6 +66,8 @@ enum Command {
     Arena(arena::ArenaArgs),
     /// Measure a player against the strength ladder: score, Elo and sides per opponent.
     Ladder(ladder::LadderArgs),
+    /// One Elo scale over matches played apart (their summary.json), players matched by name.
+    Ratings(ratings::RatingsArgs),
     /// Throughput of the network (`bench nn`) and of self-play search (`bench mcts`).
     Bench(bench::BenchArgs),
     /// Serve a player over HTP, the OpenTafl engine protocol or a UCI-style protocol.
@@ -160,6 +164,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Arena(args) => arena::run(&args),
         Command::Ladder(args) => ladder::run(&args),
+        Command::Ratings(args) => ratings::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Engine(args) => engine::run(&args),
         Command::Play(args) => play::run(&args),

@@ -207,6 +207,25 @@ fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
         }
     }
 
+    // The rungs' games put all three players on one scale, the anchor at 0.
+    let plot = dir.join("scale.svg");
+    let rated = tafl(&["ratings", dir.to_str().unwrap(), "--anchor", "random", "--plot", plot.to_str().unwrap()], "");
+    let table = text(&rated.stdout);
+    assert!(rated.status.success(), "{}", text(&rated.stderr));
+    assert!(table.contains("random is 0") && table.contains("8 games from 2 summaries (brandubh)"), "{table}");
+    for name in ["random ", "alphabeta:depth=1 ", "alphabeta:depth=2 "] {
+        assert!(table.lines().any(|l| l.split_whitespace().nth(1) == name.split_whitespace().next()), "{table}");
+    }
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    // A broken summary is named; an anchor that never played is refused.
+    std::fs::write(dir.join("01-random/summary.json"), "{\"variant\": 1}").unwrap();
+    let broken = tafl(&["ratings", dir.to_str().unwrap()], "");
+    assert_eq!(broken.status.code(), Some(2));
+    assert!(text(&broken.stderr).contains("01-random/summary.json: not a match summary"), "{}", text(&broken.stderr));
+    let lone = tafl(&["ratings", dir.join("02-alphabeta_depth_1").to_str().unwrap(), "--anchor", "random"], "");
+    assert_eq!(lone.status.code(), Some(2));
+    assert!(text(&lone.stderr).contains("the anchor `random` played no game"), "{}", text(&lone.stderr));
+
     // A previous player named like a rung is refused before any game.
     let clash = tafl(&[&args[..], &["--previous", "random:seed=1,name=random"]].concat(), "");
     assert_eq!(clash.status.code(), Some(2));

@@ -54,7 +54,7 @@ fn levels_play_and_serve_with_multipv() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(stdout.contains("against level-4.") && stdout.contains("level-4 plays "), "{stdout}");
     let out = tafl(
-        &["engine", "--protocol", "uci", "--level", "3"],
+        &["engine", "--protocol", "uci", "--level", "2"],
         // No `quit`: it would stop the search at once; the end of the input lets it finish.
         "setoption name MultiPV value 2\nposition startpos\ngo depth 2\n",
     );
