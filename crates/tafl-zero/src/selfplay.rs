@@ -416,9 +416,8 @@ impl<'a> SelfPlay<'a> {
         on_game: &mut dyn FnMut(FinishedGame),
         on_step: &mut dyn FnMut(&SelfPlayStats) -> bool,
     ) -> SelfPlayStats {
-        for i in 0..in_flight.slots.len() {
+        for slot in &mut in_flight.slots {
             let seed = self.rng.random();
-            let slot = &mut in_flight.slots[i];
             slot.search = Search::new(slot.search.game().clone(), self.full_params[0].clone(), seed);
             slot.full = self.begin_search(&mut slot.search, slot.visits_factor);
         }
