@@ -18,7 +18,7 @@ shift || true
 cd "$(dirname "$0")/../fuzz"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fen opentafl moves archive variant play move_list htp_server htp_client uci_server uci_client opentafl_server player_spec server_line config shard checkpoint)
+  targets=(fen opentafl moves archive variant play move_list htp_server htp_client uci_server uci_client opentafl_server player_spec server_line config shard checkpoint match_summary)
 fi
 # The instrumentation goes only to this repository's crates (scripts/fuzz-rustc.sh says why).
 export RUSTC_WRAPPER="$PWD/../scripts/fuzz-rustc.sh"
@@ -30,7 +30,7 @@ cargo build --release --bins --target "$host"
 max_len() {
   case "$1" in
     checkpoint) echo 16384 ;;
-    shard|config) echo 4096 ;;
+    shard|config|match_summary) echo 4096 ;;
     *) echo 512 ;;
   esac
 }

@@ -2,7 +2,9 @@
 # Burn's wgpu backend run for real on a machine without a GPU: Mesa's lavapipe (Debian's
 # mesa-vulkan-drivers, a Vulkan 1.3 device in software on the CPU) runs wgpu's kernels, and
 # crates/tafl-nn/tests/wgpu.rs checks the net's forward pass, five training steps and a
-# checkpoint's round trip there against the `flex` CPU backend, within 1e-4.
+# checkpoint's round trip there against the `flex` CPU backend, within 1e-4. Then `tafl train`
+# itself on that device: one whole iteration of configs/smoke.toml (warm start, self-play,
+# training round, gate, evaluation) with the binary built with --features wgpu.
 #
 #   scripts/wgpu-lavapipe.sh        # installs the packages when missing (apt), then the tests
 #
@@ -24,3 +26,10 @@ export CUBECL_WGPU_DEFAULT_DEVICE=Cpu
 # lavapipe complains on every device opened when this is unset (harmless, but it buries the results).
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 cargo test --locked -p tafl-nn --features wgpu --test wgpu --target-dir target-wgpu -- --test-threads 1
+# The whole training loop on the device: a tiny net on Brandubh, one iteration of every stage.
+cargo build --locked -p tafl-cli --features wgpu --target-dir target-wgpu
+run=$(mktemp -d)
+trap 'rm -rf "$run"' EXIT
+target-wgpu/debug/tafl train --config configs/smoke.toml --run "$run" --iterations 1 --quiet
+test -f "$run/models/best" || { echo "no best model after one iteration" >&2; exit 1; }
+echo "tafl train on wgpu (lavapipe): one iteration in $run, models: $(ls "$run/models" | tr '\n' ' ')"
