@@ -193,7 +193,9 @@ mod tests {
             },
         );
         assert!(text.contains("[result:0]"), "{text}");
-        assert!(text.contains("dim:11 name:copenhagen esc:c"), "{text}");
+        let rules = text.lines().find(|l| l.starts_with("dim:11 name:copenhagen ")).expect("a rules line");
+        let read = tafl_protocol::opentafl::parse_rules(rules).expect("our rules line parses");
+        assert_eq!(read.rules, tafl_rules::Rules::COPENHAGEN, "{rules}");
         assert!(
             text.contains("start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/"),
             "{text}"

@@ -6,18 +6,22 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A hidden temporary name beside `path` that no other process and no earlier call of this one
-/// uses: `.<name>.tmp-<pid>-<nanoseconds>` in the same directory, `<name>` being `path`'s file
-/// name (`fallback` when it has none). Write the file or directory there, then rename it to
+/// A hidden temporary name beside `path` that no other process and no other call of this one
+/// uses: `.<name>.tmp-<pid>-<call>-<nanoseconds>` in the same directory, `<name>` being `path`'s
+/// file name (`fallback` when it has none), `<call>` counting this process's calls (two threads
+/// in the same nanosecond still differ). Write the file or directory there, then rename it to
 /// `path`.
 #[must_use]
 pub fn temp_sibling(path: &Path, fallback: &str) -> PathBuf {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map_or_else(|| fallback.into(), |n| n.to_string_lossy());
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    dir.join(format!(".{name}.tmp-{}-{nanos}", std::process::id()))
+    dir.join(format!(".{name}.tmp-{}-{call}-{nanos}", std::process::id()))
 }
 
 /// Writes `bytes` to `path` atomically: a hidden temporary file in the same directory, synced,

@@ -10,6 +10,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use tafl_files::temp_sibling;
+
 use crate::PlayersError;
 
 /// The spec kind that names the shipped player.
@@ -71,7 +73,7 @@ pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, PlayersError> {
         return Ok(dir);
     }
     // A name of this call's own: other threads and processes may be writing their copies now.
-    let temp = unique_sibling(root, "write");
+    let temp = temp_sibling(&dir, "builtin");
     for (name, bytes) in FILES {
         let path = temp.join(name);
         if let Some(parent) = path.parent() {
@@ -86,7 +88,7 @@ pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, PlayersError> {
     // incomplete one from a foreign hand, moved aside whole before ours goes in. A copy of
     // ours is never removed once in place.
     if !is_complete(&dir) {
-        let aside = unique_sibling(root, "old");
+        let aside = temp_sibling(&dir, "builtin");
         if fs::rename(&dir, &aside).is_ok() {
             let _ = fs::remove_dir_all(&aside);
         }
@@ -103,13 +105,6 @@ pub fn bundle_dir_in(root: &Path) -> Result<PathBuf, PlayersError> {
 /// Every file of the bundle is in `dir` at its length.
 fn is_complete(dir: &Path) -> bool {
     FILES.iter().all(|(name, bytes)| fs::metadata(dir.join(name)).is_ok_and(|m| m.len() == bytes.len() as u64))
-}
-
-/// A hidden name beside the cached bundle that no other thread or process uses.
-fn unique_sibling(root: &Path, what: &str) -> PathBuf {
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    root.join(format!(".builtin-{:016x}-{what}-{}-{call}", fingerprint(), std::process::id()))
 }
 
 /// The directory of the shipped bundle in the user's cache (see [`bundle_dir_in`]).

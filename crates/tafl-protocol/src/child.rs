@@ -50,17 +50,15 @@ pub enum EngineError {
         /// The time allowed.
         timeout: Duration,
     },
-    /// A line longer than the protocol allows (UCI: [`crate::uci_client::MAX_UCI_LINE`]); the
-    /// engine is killed.
-    #[error(
-        "answering `{command}`, the engine wrote a line of {len} bytes (at most {}); engine killed",
-        crate::uci_client::MAX_UCI_LINE
-    )]
+    /// A line longer than the protocol allows; the engine is killed.
+    #[error("answering `{command}`, the engine wrote a line of {len} bytes (at most {max}); engine killed")]
     LineTooLong {
         /// The command.
         command: String,
         /// The line's length as read (cut at [`crate::lines::MAX_LINE`]).
         len: usize,
+        /// The protocol's longest line (UCI: [`crate::uci_client::MAX_UCI_LINE`]).
+        max: usize,
     },
     /// The engine refused the command (HTP: `? MESSAGE`; UCI: `info string error…`).
     #[error("the engine refused `{command}`: {message}")]

@@ -118,7 +118,7 @@ impl Run {
     /// # Errors
     /// The checkpoint does not load or is for another variant.
     pub fn init_from(&self, source: &Path, observer: &dyn Observer) -> Result<(), ZeroError> {
-        match crate::optimize::init_from(&self.dir, self.variant, source, self.config.net.input_planes())? {
+        match crate::optimize::init_from(&self.dir, self.variant, source, &self.config.net)? {
             Some(id) => observer.info(&format!("{id}: started from {} (no warm start)", source.display())),
             None => observer.info(&format!("--init-from {}: the run has models already; resuming", source.display())),
         }
@@ -152,30 +152,12 @@ impl Run {
         let mut written = 0u32;
         let mut error: Option<ZeroError> = None;
         let specs = sp.opponent.specs();
-        let against =
-            |g: &FinishedGame| g.opponent.map_or(String::new(), |a| format!(", {} as the {}", specs[a.index], a.side));
         let mut flush = |buffer: &mut Vec<FinishedGame>| -> Result<(), ZeroError> {
             if buffer.is_empty() {
                 return Ok(());
             }
             written += 1;
-            let stem = shard_stem(written);
-            let records: String = buffer
-                .iter()
-                .map(|g| format!("# {best} {} {} plies{}\n{}\n", g.reason, g.plies, against(g), g.record))
-                .collect();
-            self.dir.put_object(&RunDir::records_key(&best, &stem), records.as_bytes())?;
-            let samples: Vec<_> = buffer.iter().flat_map(|g| g.samples.iter().cloned()).collect();
-            let header = ShardHeader::new(self.variant, buffer.len() as u64, best.clone());
-            let key = RunDir::shard_key(&best, &stem);
-            let bytes = encode_shard(&self.dir.shard_path(&best, &stem), header, &samples)?;
-            let waiting = self.dir.put_object(&key, &bytes)?;
-            if waiting > 0 {
-                observer.warn(&format!(
-                    "{}: storage does not answer; {waiting} objects wait in the local spool and go up later",
-                    self.dir.location()
-                ));
-            }
+            self.write_games(&best, written, buffer, observer)?;
             buffer.clear();
             Ok(())
         };
@@ -216,6 +198,44 @@ impl Run {
             observer.warn(&format!("{}: {waiting} objects still wait in the local spool", self.dir.location()));
         }
         self.dir.log(Event::Selfplay(stats.metrics(&best)));
+        self.report_selfplay(&best, &stats, observer);
+        Ok(stats)
+    }
+
+    /// Writes `games` as the `n`-th shard of this process and their archive records beside it.
+    fn write_games(
+        &self,
+        best: &str,
+        n: u32,
+        games: &[FinishedGame],
+        observer: &dyn Observer,
+    ) -> Result<(), ZeroError> {
+        let specs = self.config.selfplay.opponent.specs();
+        let against =
+            |g: &FinishedGame| g.opponent.map_or(String::new(), |a| format!(", {} as the {}", specs[a.index], a.side));
+        let stem = shard_stem(n);
+        let records: String = games
+            .iter()
+            .map(|g| format!("# {best} {} {} plies{}\n{}\n", g.reason, g.plies, against(g), g.record))
+            .collect();
+        self.dir.put_object(&RunDir::records_key(best, &stem), records.as_bytes())?;
+        let samples: Vec<_> = games.iter().flat_map(|g| g.samples.iter().cloned()).collect();
+        let header = ShardHeader::new(self.variant, games.len() as u64, best.to_string());
+        let key = RunDir::shard_key(best, &stem);
+        let bytes = encode_shard(&self.dir.shard_path(best, &stem), header, &samples)?;
+        let waiting = self.dir.put_object(&key, &bytes)?;
+        if waiting > 0 {
+            observer.warn(&format!(
+                "{}: storage does not answer; {waiting} objects wait in the local spool and go up later",
+                self.dir.location()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The log lines of one call of [`Self::selfplay`].
+    fn report_selfplay(&self, best: &str, stats: &SelfPlayStats, observer: &dyn Observer) {
+        let specs = self.config.selfplay.opponent.specs();
         observer.info(&format!(
             "selfplay {best}: {} games in {:.0}s ({:.1} games/min, {:.0} evals/s), {} samples, mean {:.0} plies, attackers/defenders/draws {}/{}/{}, {} resigned ({} of {} playouts would have been wrong)",
             stats.games,
@@ -237,7 +257,6 @@ impl Run {
                 t.games, t.net_wins, t.draws
             ));
         }
-        Ok(stats)
     }
 
     /// Trains one round when enough new games are on disk (always with `force`).

@@ -25,7 +25,7 @@
 
 mod rules;
 
-pub use rules::{OtnRules, RulesError, parse_rules, rules_string, write_rules};
+pub use rules::{OtnRules, RulesError, parse_rules, write_rules};
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};

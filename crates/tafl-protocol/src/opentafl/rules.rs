@@ -5,9 +5,7 @@
 
 use std::collections::HashMap;
 
-use tafl_rules::{
-    Escape, KingCapture, Position, Repetition, Rules, Setup, Side, Square, ThroneHostility, Variant, parse_square,
-};
+use tafl_rules::{Escape, KingCapture, Repetition, Rules, Setup, Side, Square, ThroneHostility, Variant, parse_square};
 
 /// Why a rules string cannot be played.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -60,37 +58,6 @@ fn types(key: &str, value: &str) -> Result<Types, RulesError> {
         return Err(unsupported(format!("`{key}:{value}`: `{c}` is not a piece type")));
     }
     Ok(Types { attacker: value.contains('t'), defender: value.contains('T'), king: value.contains('K') })
-}
-
-/// The OTN rules string of `variant`, which [`parse_rules`] reads back: OTN has no "defenders
-/// lose on the third repetition", so Copenhagen repetition is written as `tfr:l` (the
-/// repeating player loses), and the exit fort as `efe:y`; spaces in the name become `_`.
-#[must_use]
-pub fn write_rules(variant: &'static Variant) -> String {
-    let rules = variant.rules();
-    let yn = |b: bool| if b { 'y' } else { 'n' };
-    let esc = match rules.escape {
-        Escape::Corner => 'c',
-        Escape::Edge => 'e',
-    };
-    let ks = yn(rules.king_capture != KingCapture::Custodial);
-    let tfr = match rules.repetition {
-        Repetition::DefendersLose => 'l',
-        Repetition::Draw => 'd',
-        Repetition::Off => 'i',
-    };
-    let sw = if rules.shieldwall { 's' } else { 'n' };
-    let start = Position::start(variant);
-    format!(
-        "dim:{} name:{} esc:{esc} surf:{} atkf:{} tfr:{tfr} ka:{} ks:{ks} sw:{sw} efe:{} start:{}",
-        variant.size(),
-        variant.name().replace(' ', "_"),
-        yn(rules.encirclement),
-        yn(start.side_to_move() == Side::Attackers),
-        yn(rules.king_armed),
-        yn(rules.exit_fort),
-        start.to_opentafl()
-    )
 }
 
 /// Parses an OTN rules string such as
@@ -279,10 +246,13 @@ pub fn parse_rules(text: &str) -> Result<OtnRules, RulesError> {
     Ok(OtnRules { name, start: setup, rules })
 }
 
-/// The OTN rules string of a variant, as far as OTN can say it (the inverse of
-/// [`parse_rules`] for the rules it supports).
+/// The OTN rules string of `variant`, as far as OTN can say it: the inverse of [`parse_rules`]
+/// for the rules it supports. OTN has no "the defenders lose on the third repetition", so
+/// Copenhagen's repetition is written `tfr:w` as in OpenTafl's own Copenhagen string (the side
+/// that repeats loses), and its exit fort `efe:y`; spaces in the name become `_`. The one writer
+/// of rules strings (game records, the OpenTafl engine protocol).
 #[must_use]
-pub fn rules_string(variant: &Variant) -> String {
+pub fn write_rules(variant: &Variant) -> String {
     let r = variant.rules();
     let yn = |b: bool| if b { "y" } else { "n" };
     let mut parts = vec![format!("dim:{}", variant.size()), format!("name:{}", variant.name().replace(' ', "_"))];
@@ -343,7 +313,7 @@ mod tests {
         assert_eq!(rules.rules, Rules::COPENHAGEN);
         assert!(std::ptr::eq(rules.variant().unwrap(), Variant::copenhagen()));
         // Our own rules string reads back as the same variant.
-        let back = parse_rules(&rules_string(Variant::copenhagen())).unwrap();
+        let back = parse_rules(&write_rules(Variant::copenhagen())).unwrap();
         assert_eq!(back.rules, Rules::COPENHAGEN);
         assert_eq!(back.start, *Variant::copenhagen().start_setup());
     }

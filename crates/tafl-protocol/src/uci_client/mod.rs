@@ -156,7 +156,7 @@ impl UciEngine {
         match self.process.recv(command, left.min(STOP_POLL))? {
             Some(line) if line.len() > MAX_UCI_LINE => {
                 self.process.kill();
-                Err(UciError::LineTooLong { command: command.to_string(), len: line.len() })
+                Err(UciError::LineTooLong { command: command.to_string(), len: line.len(), max: MAX_UCI_LINE })
             }
             Some(line) => Ok(Wait::Line(parse_reply(&line))),
             None if left > STOP_POLL => Ok(Wait::Nothing),

@@ -164,8 +164,7 @@ impl RunDir {
         if !keys.iter().any(|k| k.ends_with("/meta.json")) {
             return Ok(false);
         }
-        let temp = self.models_dir().join(format!(".{id}.fetch-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&temp);
+        let temp = tafl_files::temp_sibling(&dir, "model");
         fs::create_dir_all(&temp).map_err(|e| RunError::io(&temp, e))?;
         for key in &keys {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.contains('/')) else { continue };
