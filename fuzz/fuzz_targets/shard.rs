@@ -4,7 +4,8 @@
 //!
 //! The first byte chooses what the rest is: the bytes of a whole shard (even), or a payload to
 //! which the target adds a valid header with its length and checksum (odd), so that the fuzzer
-//! reaches the sample decoder and the batch encoder past the checksum.
+//! reaches the sample decoder and the batch encoder past the checksum; with bit 3 set, that
+//! header says format 1 (the samples before endings), so both sample layouts are decoded.
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
@@ -25,7 +26,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
     let variant = Variant::preset("brandubh").unwrap_or_else(|| unreachable!("a preset"));
     let expect = ShardExpect { variant: variant.name().into(), encoding_version: tafl_nn::POLICY_VERSION };
-    let bytes = if mode % 2 == 1 { wrapped(variant, rest) } else { rest.to_vec() };
+    let mut bytes = if mode % 2 == 1 { wrapped(variant, rest) } else { rest.to_vec() };
+    if mode % 2 == 1 && mode & 8 == 8 && bytes.len() >= 16 {
+        // The header's first field is its format version.
+        bytes[12..16].copy_from_slice(&1u32.to_le_bytes());
+    }
     let Ok((header, samples)) = decode_shard(Path::new(PATH), &bytes, &expect) else { return };
     assert_eq!(header.count, samples.len() as u64);
     let refs: Vec<_> = samples.iter().collect();
@@ -37,4 +42,5 @@ fuzz_target!(|data: &[u8]| {
     assert!(rows <= samples.len());
     assert_eq!(batch.planes.len(), rows * planes * 49);
     assert_eq!(batch.policy.len(), batch.legal.len());
+    assert_eq!((batch.owner.len(), batch.king.len(), batch.known.len()), (rows * 49, rows * 49, rows));
 });

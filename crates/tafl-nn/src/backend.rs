@@ -14,6 +14,11 @@
 //! - CUDA is not wired: to add it, enable `burn/cuda` behind a `cuda` feature and return
 //!   `Device::cuda(0)` from [`device`]; nothing else in the crate changes.
 
+/// Inference batches larger than this run in slices of this many positions, which keeps the
+/// activations of a 64-channel trunk in the CPU caches (the model's forward pass and the
+/// Winograd slices of [`crate::conv_train`] both cut there).
+pub const INFERENCE_CHUNK: usize = 64;
+
 /// The device type of every tensor in this crate (re-exported from Burn).
 pub type Device = burn::tensor::Device;
 

@@ -112,6 +112,7 @@ fn train_steps(config: &TaflNetConfig, batch: usize, seconds: f64) -> f64 {
         policy: uniform,
         legal: Tensor::ones([batch, moves], &device),
         value: Tensor::zeros([batch], &device),
+        ownership: None,
     };
     trainer.step(&data);
     let budget = Duration::from_secs_f64(seconds.max(0.0));

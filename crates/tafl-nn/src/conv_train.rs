@@ -357,7 +357,7 @@ fn sum(parts: Vec<Vec<f32>>, len: usize) -> Vec<f32> {
 }
 
 /// Positions per Winograd slice: what [`crate::packed`] keeps in the caches at inference.
-const SLICE: usize = crate::model::INFERENCE_CHUNK;
+const SLICE: usize = crate::backend::INFERENCE_CHUNK;
 
 /// A 3x3 "same" convolution of batch-major `x` (`[position][c_in][square]`) by Winograd's
 /// F(4x4, 3x3) of [`crate::winograd`], batch-major, in slices of [`SLICE`] positions side by
@@ -443,6 +443,7 @@ mod tests {
             policy,
             legal: Tensor::ones([batch, moves], device),
             value: Tensor::random([batch], Distribution::Uniform(-1.0, 1.0), device),
+            ownership: None,
         }
     }
 

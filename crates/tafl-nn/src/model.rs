@@ -37,9 +37,19 @@ pub struct TaflNetConfig {
     /// Width of the value head's hidden fully connected layer.
     #[config(default = 64)]
     pub value_hidden: usize,
+    /// `Some(true)`: the net also has an ownership head ([`OwnershipHead`]), an auxiliary
+    /// training target that play never reads. An `Option` because Burn's configs fill in no
+    /// default when they read a file: configs written before the head have no such key.
+    pub ownership_head: Option<bool>,
 }
 
 impl TaflNetConfig {
+    /// Whether the net has an [`OwnershipHead`].
+    #[must_use]
+    pub fn has_ownership_head(&self) -> bool {
+        self.ownership_head == Some(true)
+    }
+
     /// Short model name from depth and width, like `b6c64`.
     #[must_use]
     pub fn name(&self) -> String {
@@ -87,6 +97,7 @@ impl TaflNetConfig {
             blocks: (0..self.blocks).map(|i| ResBlock::new(c, self.has_global_pool(i), device)).collect(),
             policy: PolicyHead::new(c, self.policy_channels, moves_per_square(self.board_size), device),
             value: ValueHead::new(c, self.value_channels, self.value_hidden, device),
+            ownership: self.has_ownership_head().then(|| OwnershipHead::new(c, self.policy_channels, device)),
         }
     }
 }
@@ -320,9 +331,50 @@ impl ValueHead {
     }
 }
 
-/// Inference batches larger than this run in slices of this many positions, which keeps the
-/// activations of a 64-channel trunk in the CPU caches.
-pub const INFERENCE_CHUNK: usize = 64;
+/// Ownership head (KataGo's auxiliary targets, issue 32's lever 3): 1x1 conv-BN-ReLU, then a 1x1
+/// convolution to two planes: who holds each square when the game ends (tanh, 1 an attacker, -1
+/// a defender or the king), and logits of the square the king ends on. Trained beside the
+/// policy and value, it tells the trunk where an attack broke or the king broke out; no player
+/// reads it.
+#[derive(Module, Debug)]
+pub struct OwnershipHead {
+    pub(crate) hidden: ConvBn,
+    pub(crate) out: Conv2d,
+}
+
+impl OwnershipHead {
+    fn new(channels: usize, hidden: usize, device: &Device) -> Self {
+        Self {
+            hidden: ConvBn::new(channels, hidden, 1, device),
+            out: Conv2dConfig::new([hidden, 2], [1, 1]).init(device),
+        }
+    }
+
+    /// Owners in `[-1, 1]` and the king's logits, each `[batch, size · size]` (rank-major).
+    ///
+    /// # Shapes
+    /// - `x`: `[batch, channels, size, size]`
+    pub fn forward(&self, x: Tensor<4>) -> Ownership {
+        let out = crate::conv_train::conv2d(&self.out, relu(self.hidden.forward(x)));
+        let [batch, _, height, width] = out.dims();
+        let area = height * width;
+        Ownership {
+            owner: tanh(out.clone().narrow(1, 0, 1).reshape([batch, area])),
+            king_logits: out.narrow(1, 1, 1).reshape([batch, area]),
+        }
+    }
+}
+
+/// What the [`OwnershipHead`] says about a batch.
+#[derive(Debug, Clone)]
+pub struct Ownership {
+    /// Who holds each square at the end, `[batch, size · size]`, in `[-1, 1]`.
+    pub owner: Tensor<2>,
+    /// Logits of the king's last square, `[batch, size · size]`.
+    pub king_logits: Tensor<2>,
+}
+
+pub use crate::backend::INFERENCE_CHUNK;
 
 /// What the network says about a batch of positions.
 #[derive(Debug, Clone)]
@@ -331,6 +383,8 @@ pub struct NetOutput {
     pub policy_logits: Tensor<2>,
     /// Value for the side to move, `[batch]`, in `[-1, 1]`.
     pub value: Tensor<1>,
+    /// The ownership head's outputs, when the net has one and the batch was run whole.
+    pub ownership: Option<Ownership>,
 }
 
 /// Outputs of [`TaflNet::predict`], read back into plain vectors.
@@ -359,6 +413,7 @@ pub struct TaflNet {
     pub(crate) blocks: Vec<ResBlock>,
     pub(crate) policy: PolicyHead,
     pub(crate) value: ValueHead,
+    pub(crate) ownership: Option<OwnershipHead>,
 }
 
 impl TaflNet {
@@ -384,7 +439,7 @@ impl TaflNet {
             })
             .collect();
         let (policy, value): (Vec<_>, Vec<_>) = outputs.into_iter().map(|o| (o.policy_logits, o.value)).unzip();
-        NetOutput { policy_logits: Tensor::cat(policy, 0), value: Tensor::cat(value, 0) }
+        NetOutput { policy_logits: Tensor::cat(policy, 0), value: Tensor::cat(value, 0), ownership: None }
     }
 
     /// This network with every batch norm folded into the convolution before it, for
@@ -401,7 +456,21 @@ impl TaflNet {
                 .collect(),
             policy: PolicyHead { hidden: self.policy.hidden.fold(), out: self.policy.out },
             value: ValueHead { conv: self.value.conv.fold(), hidden: self.value.hidden, out: self.value.out },
+            ownership: self.ownership.map(|h| OwnershipHead { hidden: h.hidden.fold(), out: h.out }),
         }
+    }
+
+    /// This network with a fresh [`OwnershipHead`] when it has none, and the config that
+    /// describes it: a trained net taking up the auxiliary target. The head is new, so the net
+    /// plays exactly as before.
+    #[must_use]
+    pub fn with_ownership_head(mut self, config: &TaflNetConfig, device: &Device) -> (Self, TaflNetConfig) {
+        if self.ownership.is_none() {
+            self.ownership = Some(OwnershipHead::new(config.channels, config.policy_channels, device));
+        }
+        let mut config = config.clone();
+        config.ownership_head = Some(true);
+        (self, config)
     }
 
     /// This network reading `planes` input planes instead of the `config.input_planes` it was
@@ -455,7 +524,11 @@ impl TaflNet {
         for block in &self.blocks {
             x = block.forward(x);
         }
-        NetOutput { policy_logits: self.policy.forward_gather(x.clone()), value: self.value.forward(x) }
+        NetOutput {
+            policy_logits: self.policy.forward_gather(x.clone()),
+            value: self.value.forward(x),
+            ownership: None,
+        }
     }
 
     /// True when every weight and batch-norm statistic is finite (no NaN, no infinity): one sum
@@ -478,7 +551,8 @@ impl TaflNet {
         for block in &self.blocks {
             x = block.forward(x);
         }
-        NetOutput { policy_logits: self.policy.forward(x.clone()), value: self.value.forward(x) }
+        let ownership = self.ownership.as_ref().map(|head| head.forward(x.clone()));
+        NetOutput { policy_logits: self.policy.forward(x.clone()), value: self.value.forward(x), ownership }
     }
 }
 

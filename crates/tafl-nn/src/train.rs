@@ -13,7 +13,7 @@ use burn::tensor::{Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{Device, training_device};
-use crate::model::{NetOutput, TaflNet, TaflNetConfig};
+use crate::model::{NetOutput, Ownership, TaflNet, TaflNetConfig};
 
 /// Added to the logits of illegal moves before the softmax. Large enough that `exp` of it
 /// is zero in f32, small enough that it stays finite in half precision.
@@ -45,6 +45,21 @@ pub struct TrainBatch {
     pub legal: Tensor<2>,
     /// Target value for the side to move, `[batch]`, in `[-1, 1]`.
     pub value: Tensor<1>,
+    /// Targets of the ownership head; `None` trains no such head.
+    pub ownership: Option<OwnershipTarget>,
+}
+
+/// Targets of the ownership head ([`crate::model::OwnershipHead`]) for a batch.
+#[derive(Debug, Clone)]
+pub struct OwnershipTarget {
+    /// Who holds each square at the end, `[batch, size · size]`: 1 an attacker, -1 a defender or
+    /// the king, 0 nobody.
+    pub owner: Tensor<2>,
+    /// 1 for the samples that know their game's end, 0 for the rest, `[batch]`.
+    pub known: Tensor<1>,
+    /// The king's last square, one-hot, `[batch, size · size]`; a zero row where he was captured
+    /// or the end is not known.
+    pub king: Tensor<2>,
 }
 
 fn check_len(what: &'static str, found: usize, expected: usize) -> Result<(), BatchError> {
@@ -76,7 +91,34 @@ impl TrainBatch {
             policy: Tensor::from_data(TensorData::new(policy.to_vec(), [batch, moves]), device),
             legal: Tensor::from_data(TensorData::new(legal, [batch, moves]), device),
             value: Tensor::from_data(TensorData::new(value.to_vec(), [batch]), device),
+            ownership: None,
         })
+    }
+
+    /// This batch with the ownership head's targets, row-major: `owner` and `king`
+    /// `[batch][size · size]`, `known` `[batch]` (see [`OwnershipTarget`]).
+    ///
+    /// # Errors
+    /// [`BatchError::Length`] when an array does not fit the batch and the board.
+    pub fn with_ownership(
+        mut self,
+        config: &TaflNetConfig,
+        owner: &[f32],
+        known: &[f32],
+        king: &[f32],
+        device: &Device,
+    ) -> Result<Self, BatchError> {
+        let [batch] = self.value.dims();
+        let area = config.board_size * config.board_size;
+        check_len("owner", owner.len(), batch * area)?;
+        check_len("known", known.len(), batch)?;
+        check_len("king", king.len(), batch * area)?;
+        self.ownership = Some(OwnershipTarget {
+            owner: Tensor::from_data(TensorData::new(owner.to_vec(), [batch, area]), device),
+            known: Tensor::from_data(TensorData::new(known.to_vec(), [batch]), device),
+            king: Tensor::from_data(TensorData::new(king.to_vec(), [batch, area]), device),
+        });
+        Ok(self)
     }
 }
 
@@ -99,22 +141,46 @@ pub fn value_loss(value: Tensor<1>, target: Tensor<1>) -> Tensor<1> {
     (value - target).square().mean()
 }
 
+/// The ownership head's two losses: the mean squared error of the owners over the squares of
+/// the samples that know their end, and the cross-entropy of the king's last square, each a mean
+/// over the whole batch.
+///
+/// # Shapes
+/// - outputs `[1]`, `[1]`
+pub fn ownership_loss(output: Ownership, target: &OwnershipTarget) -> (Tensor<1>, Tensor<1>) {
+    let [batch, _] = output.owner.dims();
+    let owner = (output.owner - target.owner.clone()).square().mean_dim(1).reshape([batch]) * target.known.clone();
+    let king = (target.king.clone() * log_softmax(output.king_logits, 1)).sum_dim(1).neg();
+    (owner.mean(), king.mean())
+}
+
 /// The terms of the loss of one batch, as tensors (so that `total` can be differentiated).
 #[derive(Debug, Clone)]
 pub struct Losses {
-    /// `policy + value_weight · value`, `[1]`.
+    /// `policy + value_weight · value + ownership_weight · ownership + king_weight · king`, `[1]`.
     pub total: Tensor<1>,
     /// Policy cross-entropy, `[1]`.
     pub policy: Tensor<1>,
     /// Value mean squared error, `[1]`.
     pub value: Tensor<1>,
+    /// The ownership head's squared error and the king's cross-entropy ([`ownership_loss`]),
+    /// when the net has the head and the batch its targets.
+    pub ownership: Option<(Tensor<1>, Tensor<1>)>,
 }
 
 /// Computes the losses of a network output against a batch.
-pub fn losses(output: NetOutput, batch: &TrainBatch, value_weight: f32) -> Losses {
+pub fn losses(output: NetOutput, batch: &TrainBatch, config: &TrainConfig) -> Losses {
     let policy = policy_loss(output.policy_logits, batch.policy.clone(), batch.legal.clone());
     let value = value_loss(output.value, batch.value.clone());
-    Losses { total: policy.clone() + value.clone() * value_weight, policy, value }
+    let mut total = policy.clone() + value.clone() * config.value_weight;
+    let ownership = match (output.ownership, &batch.ownership) {
+        (Some(out), Some(target)) => Some(ownership_loss(out, target)),
+        _ => None,
+    };
+    if let Some((owner, king)) = &ownership {
+        total = total + owner.clone() * config.ownership_weight + king.clone() * config.king_weight;
+    }
+    Losses { total, policy, value, ownership }
 }
 
 /// Which optimiser the trainer uses.
@@ -145,6 +211,12 @@ pub struct TrainConfig {
     /// Weight of the value loss against the policy loss.
     #[config(default = 1.0)]
     pub value_weight: f32,
+    /// Weight of the ownership head's squared error (KataGo's 1.5), when the net has the head.
+    #[config(default = 1.5)]
+    pub ownership_weight: f32,
+    /// Weight of the cross-entropy of the king's last square, when the net has the head.
+    #[config(default = 0.1)]
+    pub king_weight: f32,
 }
 
 impl TrainConfig {
@@ -170,6 +242,25 @@ pub struct StepStats {
     pub policy: f32,
     /// Value mean squared error.
     pub value: f32,
+    /// The ownership head's squared error (0 without the head).
+    #[serde(default)]
+    pub ownership: f32,
+    /// The cross-entropy of the king's last square (0 without the head).
+    #[serde(default)]
+    pub king: f32,
+}
+
+impl StepStats {
+    fn of(losses: &Losses) -> Self {
+        let (ownership, king) = losses.ownership.as_ref().map_or((0.0, 0.0), |(o, k)| (scalar(o), scalar(k)));
+        StepStats {
+            total: scalar(&losses.total),
+            policy: scalar(&losses.policy),
+            value: scalar(&losses.value),
+            ownership,
+            king,
+        }
+    }
 }
 
 fn scalar(t: &Tensor<1>) -> f32 {
@@ -221,9 +312,8 @@ impl Trainer {
     /// Runs one optimisation step on `batch` and returns its losses (before the update).
     pub fn step(&mut self, batch: &TrainBatch) -> StepStats {
         let output = self.model.forward(batch.planes.clone());
-        let losses = losses(output, batch, self.config.value_weight);
-        let stats =
-            StepStats { total: scalar(&losses.total), policy: scalar(&losses.policy), value: scalar(&losses.value) };
+        let losses = losses(output, batch, &self.config);
+        let stats = StepStats::of(&losses);
         let grads = GradientsParams::from_grads(losses.total.backward(), &self.model);
         self.model = self.optim.step(self.config.learning_rate, self.model.clone(), grads);
         self.steps += 1;
@@ -241,9 +331,13 @@ impl Trainer {
             policy: plain(&batch.policy),
             legal: plain(&batch.legal),
             value: batch.value.clone().detach().to_device(&device),
+            ownership: batch.ownership.as_ref().map(|t| OwnershipTarget {
+                owner: plain(&t.owner),
+                known: t.known.clone().detach().to_device(&device),
+                king: plain(&t.king),
+            }),
         };
-        let losses = losses(model.forward(batch.planes.clone()), &batch, self.config.value_weight);
-        StepStats { total: scalar(&losses.total), policy: scalar(&losses.policy), value: scalar(&losses.value) }
+        StepStats::of(&losses(model.forward(batch.planes.clone()), &batch, &self.config))
     }
 
     /// Sets the learning rate of the following steps.

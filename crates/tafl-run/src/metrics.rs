@@ -169,6 +169,12 @@ pub struct RoundReport {
     /// Mean value loss.
     #[serde(deserialize_with = "float32")]
     pub value_loss: f32,
+    /// Mean squared error of the ownership head (0 for a net without one, and in older metrics).
+    #[serde(default, deserialize_with = "float32")]
+    pub ownership_loss: f32,
+    /// Mean cross-entropy of the king's last square (ditto).
+    #[serde(default, deserialize_with = "float32")]
+    pub king_loss: f32,
     /// Mean losses over the last tenth of the round.
     #[serde(deserialize_with = "float32")]
     pub final_loss: f32,

@@ -1,7 +1,8 @@
 //! Training samples and the shard files that hold them.
 //!
 //! A sample is a position in compact form (the three piece sets as 256-bit masks, side to
-//! move, repetition count, plies since capture), a sparse policy target and the game's outcome.
+//! move, repetition count, plies since capture), a sparse policy target, the game's outcome
+//! and, since format 2, the board the game ended on (the target of the net's ownership head).
 //!
 //! # Shard file
 //! ```text
@@ -9,7 +10,7 @@
 //! header_len  u32 LE
 //! header      bincode ShardHeader (format version, variant, encoding version, board size,
 //!             count, games, model, payload length, FNV-1a 64 of the payload)
-//! payload     bincode Vec<Sample>
+//! payload     bincode Vec<Sample> (format 1: samples without `ending`, still read)
 //! ```
 //! Shards are written to a hidden temporary name in the same directory, synced, then renamed:
 //! a reader sees a whole shard or none. A shard that fails any check (magic, version, variant,
@@ -23,8 +24,59 @@ use tafl_rules::{Piece, Position, Setup, Side, Square, Variant};
 
 /// First bytes of every shard.
 pub const MAGIC: &[u8; 8] = b"TAFLSHRD";
-/// Layout version of the shard format this build writes and reads.
-pub const SHARD_FORMAT_VERSION: u32 = 1;
+/// Layout version of the shard format this build writes. It reads this one and format 1 (the
+/// samples before [`Sample::ending`]).
+pub const SHARD_FORMAT_VERSION: u32 = 2;
+
+/// The pieces on the board when a game ended, in the masks' layout of [`Sample`]: where each
+/// side's pieces stood at the end, the target of the net's ownership head (an attack that lost
+/// still shows where the king broke out and which soldiers fell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ending {
+    /// Attacker soldiers.
+    pub attackers: [u64; 4],
+    /// Defender soldiers.
+    pub defenders: [u64; 4],
+    /// The king (empty when he was captured).
+    pub king: [u64; 4],
+}
+
+impl Ending {
+    /// The pieces of `position`, the last of a game.
+    #[must_use]
+    pub fn of_position(position: &Position) -> Ending {
+        let size = position.size();
+        let mut e = Ending { attackers: [0; 4], defenders: [0; 4], king: [0; 4] };
+        for (piece, mask) in
+            [(Piece::Attacker, &mut e.attackers), (Piece::Defender, &mut e.defenders), (Piece::King, &mut e.king)]
+        {
+            for sq in position.squares(piece) {
+                set_bit(mask, sq.index(size));
+            }
+        }
+        e
+    }
+
+    /// Who holds square index `i` (`rank * size + file`) at the end: 1 an attacker, -1 a
+    /// defender or the king, 0 nobody.
+    #[must_use]
+    pub fn owner(&self, i: u32) -> f32 {
+        let has = |mask: &[u64; 4]| i < 256 && mask[(i / 64) as usize] >> (i % 64) & 1 == 1;
+        if has(&self.attackers) {
+            1.0
+        } else if has(&self.defenders) || has(&self.king) {
+            -1.0
+        } else {
+            0.0
+        }
+    }
+
+    /// The king's square index at the end; `None` when he was captured.
+    #[must_use]
+    pub fn king_square(&self) -> Option<u32> {
+        bits(&self.king).next()
+    }
+}
 
 /// One training position.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,6 +103,43 @@ pub struct Sample {
     pub root_value: f32,
     /// Relative weight of the sample when the trainer draws from the window.
     pub weight: f32,
+    /// The board the game ended on; `None` in format 1 shards.
+    pub ending: Option<Ending>,
+}
+
+/// A sample of shard format 1, read into a [`Sample`] without an ending.
+#[derive(Deserialize)]
+struct SampleV1 {
+    attackers: [u64; 4],
+    defenders: [u64; 4],
+    king: [u64; 4],
+    side_to_move: u8,
+    repetitions: u8,
+    plies_since_capture: u16,
+    ply: u16,
+    policy: Vec<(u16, f32)>,
+    value: f32,
+    root_value: f32,
+    weight: f32,
+}
+
+impl From<SampleV1> for Sample {
+    fn from(s: SampleV1) -> Sample {
+        Sample {
+            attackers: s.attackers,
+            defenders: s.defenders,
+            king: s.king,
+            side_to_move: s.side_to_move,
+            repetitions: s.repetitions,
+            plies_since_capture: s.plies_since_capture,
+            ply: s.ply,
+            policy: s.policy,
+            value: s.value,
+            root_value: s.root_value,
+            weight: s.weight,
+            ending: None,
+        }
+    }
 }
 
 fn set_bit(mask: &mut [u64; 4], i: u32) {
@@ -78,6 +167,7 @@ impl Sample {
             value: 0.0,
             root_value: 0.0,
             weight: 1.0,
+            ending: None,
         };
         for (piece, mask) in
             [(Piece::Attacker, &mut s.attackers), (Piece::Defender, &mut s.defenders), (Piece::King, &mut s.king)]
@@ -89,14 +179,15 @@ impl Sample {
         s
     }
 
-    /// Sets the value target from the game's winner (`None`: a draw): 1 when the side to move
-    /// won, -1 when it lost, 0 for a draw.
-    pub fn set_outcome(&mut self, winner: Option<Side>) {
+    /// Sets the targets from how the game ended: the value from its winner (`None`: a draw), 1
+    /// when the side to move won, -1 when it lost, 0 for a draw; and its last position.
+    pub fn set_outcome(&mut self, winner: Option<Side>, last: &Position) {
         self.value = match winner {
             Some(w) if w == self.side() => 1.0,
             Some(_) => -1.0,
             None => 0.0,
         };
+        self.ending = Some(Ending::of_position(last));
     }
 
     /// The side to move.
@@ -281,8 +372,11 @@ fn split_header<'a>(path: &Path, bytes: &'a [u8]) -> Result<(ShardHeader, &'a [u
 
 fn check_header(path: &Path, header: &ShardHeader, expect: &ShardExpect) -> Result<(), ShardError> {
     let invalid = |reason: String| Err(ShardError::Invalid { path: path.to_path_buf(), reason });
-    if header.format_version != SHARD_FORMAT_VERSION {
-        return invalid(format!("shard format {} (this build reads {SHARD_FORMAT_VERSION})", header.format_version));
+    if !(1..=SHARD_FORMAT_VERSION).contains(&header.format_version) {
+        return invalid(format!(
+            "shard format {} (this build reads 1 to {SHARD_FORMAT_VERSION})",
+            header.format_version
+        ));
     }
     if header.variant != expect.variant {
         return invalid(format!("shard of variant `{}`, expected `{}`", header.variant, expect.variant));
@@ -347,7 +441,13 @@ pub fn decode_shard(path: &Path, bytes: &[u8], expect: &ShardExpect) -> Result<(
     if fnv1a(payload) != header.checksum {
         return Err(invalid("checksum mismatch".into()));
     }
-    let samples: Vec<Sample> = bincode::deserialize(payload).map_err(|e| invalid(format!("bad payload: {e}")))?;
+    let bad = |e: bincode::Error| invalid(format!("bad payload: {e}"));
+    let samples: Vec<Sample> = if header.format_version == 1 {
+        let old: Vec<SampleV1> = bincode::deserialize(payload).map_err(bad)?;
+        old.into_iter().map(Sample::from).collect()
+    } else {
+        bincode::deserialize(payload).map_err(bad)?
+    };
     if samples.len() as u64 != header.count {
         return Err(invalid(format!("{} samples, header says {}", samples.len(), header.count)));
     }
@@ -417,6 +517,87 @@ mod tests {
         fs::write(&path, b"junk").unwrap();
         assert!(read_shard(&path, &expect).unwrap_err().to_string().contains("magic"));
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn endings_round_trip_and_say_who_holds_each_square() {
+        let dir = std::env::temp_dir().join(format!("tafl-zero-shard-ending-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let variant = Variant::preset("brandubh").unwrap();
+        let start = Position::start(variant);
+        let mut s = Sample::of_position(&start, 1, 0, 0);
+        s.set_outcome(Some(Side::Defenders), &start);
+        assert_eq!(s.value, -1.0, "the attackers move first and lost");
+        let ending = s.ending.unwrap();
+        let size = variant.size();
+        for sq in start.squares(Piece::Attacker) {
+            assert_eq!(ending.owner(sq.index(size)), 1.0);
+        }
+        for sq in start.squares(Piece::Defender).chain(start.squares(Piece::King)) {
+            assert_eq!(ending.owner(sq.index(size)), -1.0);
+        }
+        let king = start.squares(Piece::King).next().unwrap().index(size);
+        assert_eq!(ending.king_square(), Some(king));
+        assert_eq!(ending.owner(0), 0.0, "a corner is empty");
+        assert_eq!(ending.owner(300), 0.0, "past the masks: nobody");
+        let path = dir.join("ending.bin");
+        write_shard(&path, header("brandubh"), std::slice::from_ref(&s)).unwrap();
+        let expect = ShardExpect { variant: "brandubh".into(), encoding_version: 7 };
+        assert_eq!(read_shard(&path, &expect).unwrap().1, [s]);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn format_1_shards_are_read_without_endings_and_unknown_formats_refused() {
+        #[derive(Serialize)]
+        struct V1 {
+            attackers: [u64; 4],
+            defenders: [u64; 4],
+            king: [u64; 4],
+            side_to_move: u8,
+            repetitions: u8,
+            plies_since_capture: u16,
+            ply: u16,
+            policy: Vec<(u16, f32)>,
+            value: f32,
+            root_value: f32,
+            weight: f32,
+        }
+        let variant = Variant::preset("brandubh").unwrap();
+        let mut s = Sample::of_position(&Position::start(variant), 2, 3, 4);
+        s.policy = vec![(5, 1.0)];
+        s.value = 1.0;
+        s.root_value = 0.5;
+        s.weight = 0.25;
+        let old = V1 {
+            attackers: s.attackers,
+            defenders: s.defenders,
+            king: s.king,
+            side_to_move: s.side_to_move,
+            repetitions: s.repetitions,
+            plies_since_capture: s.plies_since_capture,
+            ply: s.ply,
+            policy: s.policy.clone(),
+            value: s.value,
+            root_value: s.root_value,
+            weight: s.weight,
+        };
+        let payload = bincode::serialize(&vec![old]).unwrap();
+        let mut h = header("brandubh");
+        h.count = 1;
+        let path = Path::new("old.bin");
+        let mut bytes = frame_payload(path, h, &payload).unwrap();
+        // The header's first field is its format version.
+        bytes[12..16].copy_from_slice(&1u32.to_le_bytes());
+        let expect = ShardExpect { variant: "brandubh".into(), encoding_version: 7 };
+        let (h, samples) = decode_shard(path, &bytes, &expect).unwrap();
+        assert_eq!(h.format_version, 1);
+        assert_eq!(samples, [s]);
+        for version in [0u32, SHARD_FORMAT_VERSION + 1] {
+            bytes[12..16].copy_from_slice(&version.to_le_bytes());
+            let e = decode_shard(path, &bytes, &expect).unwrap_err().to_string();
+            assert!(e.contains(&format!("shard format {version}")) && e.contains("old.bin"), "{e}");
+        }
     }
 
     #[test]

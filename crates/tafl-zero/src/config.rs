@@ -117,6 +117,10 @@ pub struct NetSection {
     /// the king's reach and escape threats); a run started from a net without them grows
     /// them in at zero weight.
     pub tactical_planes: bool,
+    /// The net also has an ownership head, trained on who holds each square and where the king
+    /// stands when the game ends (issue 32's lever 3); a run started from a net without one
+    /// grows it. Play never reads it.
+    pub ownership_head: bool,
 }
 
 impl NetSection {
@@ -137,6 +141,7 @@ impl Default for NetSection {
             value_channels: 32,
             value_hidden: 64,
             tactical_planes: false,
+            ownership_head: false,
         }
     }
 }
@@ -304,6 +309,10 @@ pub struct OptimizeConfig {
     pub momentum: f64,
     /// Weight of the value loss.
     pub value_weight: f32,
+    /// Weight of the ownership head's squared error (a net with `[net] ownership-head`).
+    pub ownership_weight: f32,
+    /// Weight of the cross-entropy of the king's last square (ditto).
+    pub king_weight: f32,
     /// Train on one of the eight board symmetries, drawn at random per sample.
     pub symmetries: bool,
     /// Imported samples (`selfplay/import/`: the warm start, `tafl import`) are drawn this many
@@ -342,6 +351,8 @@ impl Default for OptimizeConfig {
             weight_decay: 1e-4,
             momentum: 0.9,
             value_weight: 1.0,
+            ownership_weight: 1.5,
+            king_weight: 0.1,
             symmetries: true,
             import_weight: 1.0,
             value_mix: 0.0,
@@ -635,6 +646,8 @@ impl RunConfig {
             ("optimize.weight-decay", f64::from(o.weight_decay)),
             ("optimize.momentum", o.momentum),
             ("optimize.value-weight", f64::from(o.value_weight)),
+            ("optimize.ownership-weight", f64::from(o.ownership_weight)),
+            ("optimize.king-weight", f64::from(o.king_weight)),
             ("optimize.import-weight", f64::from(o.import_weight)),
             ("optimize.value-mix", f64::from(o.value_mix)),
             ("optimize.resume-every-seconds", o.resume_every_seconds),
@@ -716,6 +729,7 @@ impl RunConfig {
             .with_policy_channels(n.policy_channels)
             .with_value_channels(n.value_channels)
             .with_value_hidden(n.value_hidden)
+            .with_ownership_head(Some(n.ownership_head))
     }
 }
 

@@ -151,6 +151,7 @@ mod tests {
             value_channels: 2,
             value_hidden: 8,
             tactical_planes: false,
+            ownership_head: false,
         };
         crate::optimize::ensure_initial_model(&run, &config, variant).unwrap();
         // One step at a NaN learning rate: every weight it touches is NaN.

@@ -120,7 +120,7 @@ pub fn game_samples(
         },
     };
     for s in &mut samples {
-        s.set_outcome(winner);
+        s.set_outcome(winner, game.position());
         s.root_value = s.value;
     }
     Ok((samples, winner))

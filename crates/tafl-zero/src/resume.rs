@@ -44,6 +44,12 @@ pub struct RoundSums {
     pub policy: f64,
     /// Sum of the value loss.
     pub value: f64,
+    /// Sum of the ownership head's squared error (0 without the head; absent in older states).
+    #[serde(default)]
+    pub ownership: f64,
+    /// Sum of the cross-entropy of the king's last square (ditto).
+    #[serde(default)]
+    pub king: f64,
     /// Sum of the total loss over the last tenth of the round.
     pub tail: f64,
     /// Steps in `tail`.

@@ -581,7 +581,7 @@ impl<'a> SelfPlay<'a> {
         let mut samples = std::mem::take(&mut slot.samples);
         let weights = surprise_weights(&std::mem::take(&mut slot.surprise), self.config.policy_surprise_weight);
         for (s, w) in samples.iter_mut().zip(weights) {
-            s.set_outcome(winner);
+            s.set_outcome(winner, game.position());
             s.weight *= w;
         }
         let false_resignation = slot.would_resign.map(|side| winner != Some(side.opponent()));

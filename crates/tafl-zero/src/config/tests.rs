@@ -12,6 +12,7 @@ fn shipped_configs_parse() {
         ("levers/surprise", include_str!("../../../../configs/levers/surprise.toml")),
         ("levers/tactical", include_str!("../../../../configs/levers/tactical.toml")),
         ("levers/spread", include_str!("../../../../configs/levers/spread.toml")),
+        ("levers/ownership", include_str!("../../../../configs/levers/ownership.toml")),
     ] {
         let config = RunConfig::from_toml(text).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
         config.variant(None).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));

@@ -21,14 +21,14 @@ use tafl_nn::checkpoint::{self, CheckpointError};
 use tafl_nn::encoding::{encode_position, index_move, move_index, policy_len};
 use tafl_nn::evaluator::expected_for;
 use tafl_nn::train::OptimizerKind;
-use tafl_rules::{Symmetry, Variant};
+use tafl_rules::{Square, Symmetry, Variant};
 pub use tafl_run::metrics::RoundReport;
 use tafl_run::rundir::{ModelInfo, RunDir, ShardInfo, model_id, model_number};
-use tafl_run::shard::{Sample, ShardExpect, read_shard};
+use tafl_run::shard::{Ending, Sample, ShardExpect, read_shard};
 use tafl_run::storage::Put;
 use tafl_run::writer::now;
 
-use crate::config::{LrSchedule, OptimizeConfig, Optimizer, RunConfig};
+use crate::config::{LrSchedule, NetSection, OptimizeConfig, Optimizer, RunConfig};
 use crate::{Observer, ZeroError};
 
 mod round;
@@ -151,9 +151,11 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
 /// Starts a new run from the trained checkpoint at `source` (a checkpoint directory, a bundle, or
 /// a run directory's best model) instead of a random net and the warm start: it is
 /// written as model 1, the best model, with no optimiser state. The checkpoint's net shape wins
-/// over the config's `[net]`, but for its input planes: a net of fewer than `planes` grows the
-/// new ones in at zero weight ([`tafl_nn::TaflNet::with_input_planes`]). Returns `None` when
-/// the run has a model already (a resumed run).
+/// over the config's `[net]`, but for its input planes and ownership head: a net of fewer planes
+/// than `net` asks for grows the new ones in at zero weight
+/// ([`tafl_nn::TaflNet::with_input_planes`]), and one without the head that `net` asks for grows
+/// it ([`tafl_nn::TaflNet::with_ownership_head`]). Returns `None` when the run has a model
+/// already (a resumed run).
 ///
 /// # Errors
 /// The checkpoint does not load or is for another variant; the model cannot be written.
@@ -161,7 +163,7 @@ pub fn init_from(
     run: &RunDir,
     variant: &'static Variant,
     source: &Path,
-    planes: usize,
+    net: &NetSection,
 ) -> Result<Option<String>, ZeroError> {
     if run.latest_model().is_some() {
         return Ok(None);
@@ -172,10 +174,15 @@ pub fn init_from(
     if !loaded.model.weights_finite() {
         return Err(ZeroError::NotFinite { model: format!("--init-from {}", dir.display()), what: "weights" });
     }
-    let (model, config) = if planes > loaded.config.input_planes {
-        loaded.model.with_input_planes(&loaded.config, planes)
+    let (model, config) = if net.input_planes() > loaded.config.input_planes {
+        loaded.model.with_input_planes(&loaded.config, net.input_planes())
     } else {
         (loaded.model, loaded.config)
+    };
+    let (model, config) = if net.ownership_head && !config.has_ownership_head() {
+        model.with_ownership_head(&config, &tafl_nn::device())
+    } else {
+        (model, config)
     };
     let id = model_id(1);
     let info = ModelInfo { id: id.clone(), iteration: 1, created: now(), net: config.name(), ..ModelInfo::default() };
@@ -198,6 +205,8 @@ fn train_config(config: &OptimizeConfig) -> TrainConfig {
         })
         .with_momentum(config.momentum)
         .with_value_weight(config.value_weight)
+        .with_ownership_weight(config.ownership_weight)
+        .with_king_weight(config.king_weight)
 }
 
 /// Flat arrays of a training batch.
@@ -211,6 +220,12 @@ pub struct BatchArrays {
     pub legal: Vec<bool>,
     /// `[batch]`.
     pub value: Vec<f32>,
+    /// Who holds each square at the end, `[batch][size · size]` (see `tafl_nn::train::OwnershipTarget`).
+    pub owner: Vec<f32>,
+    /// 1 where the sample knows its game's end, `[batch]`.
+    pub known: Vec<f32>,
+    /// The king's last square, one-hot, `[batch][size · size]`.
+    pub king: Vec<f32>,
 }
 
 /// Encodes samples into `planes` input planes each (the trained net's), under one random
@@ -255,8 +270,26 @@ pub fn encode_batch(
             }
         }
         out.value.push((1.0 - value_mix) * sample.value + value_mix * sample.root_value);
+        push_ending(&mut out, sample.ending.as_ref(), sym, size);
     }
     out
+}
+
+/// The ownership targets of one sample under `sym`: zeros where its end is not known.
+fn push_ending(out: &mut BatchArrays, ending: Option<&Ending>, sym: Symmetry, size: u8) {
+    let area = usize::from(size) * usize::from(size);
+    let row = out.owner.len();
+    out.owner.resize(row + area, 0.0);
+    out.king.resize(row + area, 0.0);
+    out.known.push(if ending.is_some() { 1.0 } else { 0.0 });
+    let Some(ending) = ending else { return };
+    let to = |i: u32| sym.square(Square::from_index(i, size), size).index(size) as usize;
+    for i in 0..area as u32 {
+        out.owner[row + to(i)] = ending.owner(i);
+    }
+    if let Some(k) = ending.king_square().filter(|&k| (k as usize) < area) {
+        out.king[row + to(k)] = 1.0;
+    }
 }
 
 /// The shards without those played by a model more than `lag` models older than `newest`
@@ -372,7 +405,7 @@ mod tests {
         let config = RunConfig::from_toml(crate::config::DEFAULT_CONFIG).expect("config");
         ensure_initial_model(&source, &config, brandubh).expect("a net");
         let run = RunDir::open(&base.join("new")).expect("run");
-        let planes = tafl_nn::INPUT_PLANES;
+        let planes = &NetSection::default();
         let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root(), planes)
             .expect_err("another variant");
         assert!(e.to_string().contains("--init-from"), "{e}");
@@ -390,22 +423,24 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         let run = RunDir::open(&root).expect("run");
         let variant = Variant::preset("copenhagen").expect("preset");
-        let started = init_from(&run, variant, Path::new(tafl_players::builtin::BUILTIN), tafl_nn::INPUT_PLANES);
+        let started = init_from(&run, variant, Path::new(tafl_players::builtin::BUILTIN), &NetSection::default());
         assert_eq!(started.expect("starts"), Some(model_id(1)));
         let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
-    fn the_builtin_net_grows_the_tactical_planes_and_plays_as_before() {
+    fn the_builtin_net_grows_the_tactical_planes_and_the_ownership_head_and_plays_as_before() {
         use tafl_search::Evaluator;
         let root = std::env::temp_dir().join(format!("tafl-builtin-tactical-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let run = RunDir::open(&root).expect("run");
         let variant = Variant::preset("copenhagen").expect("preset");
         let builtin = Path::new(tafl_players::builtin::BUILTIN);
-        init_from(&run, variant, builtin, tafl_nn::TACTICAL_INPUT_PLANES).expect("starts");
+        let net = NetSection { tactical_planes: true, ownership_head: true, ..NetSection::default() };
+        init_from(&run, variant, builtin, &net).expect("starts");
         let grown = tafl_nn::NetEvaluator::load(&run.model_dir(&model_id(1)), &expected_for(variant)).expect("loads");
         assert_eq!(grown.config().input_planes, tafl_nn::TACTICAL_INPUT_PLANES);
+        assert!(grown.config().has_ownership_head(), "the ownership head grew too");
         let meta = checkpoint::read_meta(&run.model_dir(&model_id(1)), &expected_for(variant)).expect("meta");
         assert_eq!(meta.encoding_version, 2);
         let old = tafl_nn::NetEvaluator::load(&tafl_players::players::resolve_model(builtin), &expected_for(variant))
@@ -500,5 +535,43 @@ mod tests {
         assert!(arrays.value.iter().all(|&v| v == 1.0));
         let mixed = encode_batch(&[&sample; 2], variant, tafl_nn::INPUT_PLANES, true, 0.25, &mut rng);
         assert_eq!(mixed.value, vec![0.5, 0.5]);
+    }
+
+    #[test]
+    fn ownership_targets_follow_the_symmetry() {
+        use tafl_rules::Game;
+        let variant = Variant::preset("brandubh").unwrap();
+        let mut game = Game::new(variant);
+        for i in 0..4 {
+            let moves = game.legal_moves();
+            game.play_unchecked(moves[(i * 5) % moves.len()]);
+        }
+        // A game that "ended" on the sample's own position: each row's targets must show the
+        // pieces of that row's input planes, whatever symmetry it was drawn under.
+        let mut known = Sample::of_position(game.position(), 1, 0, 0);
+        known.set_outcome(None, game.position());
+        let unknown = Sample::of_position(game.position(), 1, 0, 0);
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut batch = vec![&known; 16];
+        batch.push(&unknown);
+        let arrays = encode_batch(&batch, variant, tafl_nn::INPUT_PLANES, true, 0.0, &mut rng);
+        let area = 49;
+        let planes = tafl_nn::INPUT_PLANES * area;
+        let mut seen = std::collections::HashSet::new();
+        for row in 0..16 {
+            let p = &arrays.planes[row * planes..];
+            let owner = &arrays.owner[row * area..(row + 1) * area];
+            let king = &arrays.king[row * area..(row + 1) * area];
+            for i in 0..area {
+                let want = p[i] - p[area + i] - p[2 * area + i];
+                assert_eq!(owner[i], want, "row {row}, square {i}");
+                assert_eq!(king[i], p[2 * area + i], "row {row}, square {i}");
+            }
+            assert_eq!(arrays.known[row], 1.0);
+            seen.insert(owner.iter().map(|&o| o as i8).collect::<Vec<_>>());
+        }
+        assert!(seen.len() > 2, "the rows were drawn under several symmetries");
+        assert_eq!(arrays.known[16], 0.0);
+        assert!(arrays.owner[16 * area..].iter().chain(&arrays.king[16 * area..]).all(|&v| v == 0.0));
     }
 }

@@ -203,6 +203,11 @@ impl<'a> Round<'a> {
                 &arrays.value,
                 &device,
             )?;
+            let tensors = if self.net_config.has_ownership_head() {
+                tensors.with_ownership(&self.net_config, &arrays.owner, &arrays.known, &arrays.king, &device)?
+            } else {
+                tensors
+            };
             let lr = learning_rate(o, self.state.iteration, step, steps, self.window.parent_info.steps_total);
             self.trainer.set_learning_rate(lr);
             let stats = self.trainer.step(&tensors);
@@ -211,6 +216,8 @@ impl<'a> Round<'a> {
             sums.loss += f64::from(stats.total);
             sums.policy += f64::from(stats.policy);
             sums.value += f64::from(stats.value);
+            sums.ownership += f64::from(stats.ownership);
+            sums.king += f64::from(stats.king);
             if step >= steps - steps.div_ceil(10) {
                 sums.tail += f64::from(stats.total);
                 sums.tail_steps += 1;
@@ -219,10 +226,13 @@ impl<'a> Round<'a> {
             self.state.learning_rate = lr;
             self.state.seconds = seconds_before + started.elapsed().as_secs_f64();
             let rate = (self.state.sums.trained - trained_before) as f64 / started.elapsed().as_secs_f64().max(1e-9);
-            observer.progress(
-                u64::from(step + 1),
-                &format!("loss {:.3} (p {:.3} v {:.3}) {rate:.0} samples/s", stats.total, stats.policy, stats.value),
-            );
+            let heads = format!("p {:.3} v {:.3}", stats.policy, stats.value);
+            let heads = if self.net_config.has_ownership_head() {
+                format!("{heads} o {:.3} k {:.3}", stats.ownership, stats.king)
+            } else {
+                heads
+            };
+            observer.progress(u64::from(step + 1), &format!("loss {:.3} ({heads}) {rate:.0} samples/s", stats.total));
             if self.state.step < steps && last_point.elapsed() >= resume_every {
                 self.save_point(&point_meta)?;
                 last_point = Instant::now();
@@ -297,6 +307,8 @@ impl<'a> Round<'a> {
             loss: (sums.loss / n) as f32,
             policy_loss: (sums.policy / n) as f32,
             value_loss: (sums.value / n) as f32,
+            ownership_loss: (sums.ownership / n) as f32,
+            king_loss: (sums.king / n) as f32,
             final_loss: (sums.tail / f64::from(sums.tail_steps.max(1))) as f32,
             learning_rate: state.learning_rate,
             seconds: state.seconds,
