@@ -5,7 +5,6 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use burn::tensor::{Tensor, TensorData};
 use tafl_nn::checkpoint::{self, CheckpointError, CheckpointMeta, Expected};
 use tafl_nn::train::TrainConfig;
 use tafl_nn::{TaflNet, TaflNetConfig, Trainer, device};
@@ -19,17 +18,6 @@ fn scratch(name: &str) -> PathBuf {
 
 fn expected() -> Expected {
     Expected { variant: "copenhagen".into(), encoding_version: 1 }
-}
-
-fn outputs(model: &TaflNet, config: &TaflNetConfig) -> (Vec<f32>, Vec<f32>) {
-    let size = config.board_size;
-    let planes = common::random_planes(config, 3, 11);
-    let input = Tensor::<4>::from_data(TensorData::new(planes, [3, config.input_planes, size, size]), &device());
-    let out = model.forward(input);
-    (
-        out.policy_logits.into_data().try_to_vec::<f32>().expect("f32"),
-        out.value.into_data().try_to_vec::<f32>().expect("f32"),
-    )
 }
 
 /// A model with trained weights and non-trivial batch-norm statistics, and its trainer.
@@ -57,7 +45,7 @@ fn round_trip_is_bit_exact() {
     let loaded = checkpoint::load(&dir, &expected(), &device()).expect("load");
     assert_eq!(loaded.config, config);
     assert_eq!(loaded.meta.extra.get("parent"), Some(&serde_json::json!("m0000")));
-    assert_eq!(outputs(&loaded.model, &config), outputs(&model, &config));
+    assert_eq!(common::outputs(&loaded.model, &config), common::outputs(&model, &config));
     assert!(
         !dir.parent()
             .expect("parent")
@@ -94,7 +82,7 @@ fn resumed_training_continues_exactly() {
     let batch = common::random_batch(&config, 8, 5, &original.device());
     let (a, b) = (original.step(&batch), resumed.step(&batch));
     assert_eq!(a, b, "same loss before the step");
-    assert_eq!(outputs(&original.model(), &config), outputs(&resumed.model(), &config), "same update");
+    assert_eq!(common::outputs(&original.model(), &config), common::outputs(&resumed.model(), &config), "same update");
 }
 
 #[test]
@@ -187,10 +175,12 @@ fn weights_of_another_shape_are_reported() {
 fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
     let dir = scratch("damage").join("m0001");
     let (model, config) = save_trained(&dir);
-    let reference = outputs(&model, &config);
+    let reference = common::outputs(&model, &config);
     let same_net = |dir: &Path, what: &str| match checkpoint::load(dir, &expected(), &device()) {
         Err(_) => {}
-        Ok(loaded) => assert_eq!(outputs(&loaded.model, &loaded.config), reference, "{what} changed the net unnoticed"),
+        Ok(loaded) => {
+            assert_eq!(common::outputs(&loaded.model, &loaded.config), reference, "{what} changed the net unnoticed")
+        }
     };
     for name in ["meta.json", "config.json", "weights.bpk"] {
         let path = dir.join(name);
@@ -217,7 +207,7 @@ fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
     assert!(meta.as_object_mut().expect("object").remove("config").is_some(), "save records the config's digest");
     fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
     assert_eq!(
-        outputs(&checkpoint::load(&dir, &expected(), &device()).expect("loads without it").model, &config),
+        common::outputs(&checkpoint::load(&dir, &expected(), &device()).expect("loads without it").model, &config),
         reference
     );
     for (key, value) in [
@@ -260,7 +250,7 @@ fn a_record_of_integer_dtype_is_cast_not_a_panic() {
         meta["weights"] = serde_json::to_value(checkpoint::FileDigest::of(&damaged)).expect("digest");
         fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).expect("json")).expect("write");
         let loaded = std::panic::catch_unwind(|| {
-            checkpoint::load(&dir, &expected(), &device()).map(|c| outputs(&c.model, &config))
+            checkpoint::load(&dir, &expected(), &device()).map(|c| common::outputs(&c.model, &config))
         });
         assert!(loaded.is_ok(), "a record of {name} data panicked");
     }

@@ -3,10 +3,9 @@
 
 mod common;
 
-use burn::tensor::{Tensor, TensorData};
 use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
 use tafl_nn::train::TrainConfig;
-use tafl_nn::{TaflNet, TaflNetConfig, TrainBatch, Trainer, device};
+use tafl_nn::{TaflNetConfig, TrainBatch, Trainer, device};
 
 fn with_head() -> TaflNetConfig {
     common::tiny_config().with_ownership_head(Some(true))
@@ -37,17 +36,6 @@ fn batch(config: &TaflNetConfig, n: usize, device: &tafl_nn::Device) -> TrainBat
     king[last].iter_mut().for_each(|k| *k = 0.0);
     let plain = common::random_batch(config, n, 3, device);
     plain.with_ownership(config, &owner, &known, &king, device).expect("lengths fit")
-}
-
-fn policy_and_value(model: &TaflNet, config: &TaflNetConfig) -> (Vec<f32>, Vec<f32>) {
-    let size = config.board_size;
-    let planes = common::random_planes(config, 3, 11);
-    let input = Tensor::<4>::from_data(TensorData::new(planes, [3, config.input_planes, size, size]), &device());
-    let out = model.forward(input);
-    (
-        out.policy_logits.into_data().try_to_vec::<f32>().expect("f32"),
-        out.value.into_data().try_to_vec::<f32>().expect("f32"),
-    )
 }
 
 #[test]
@@ -82,7 +70,7 @@ fn a_grown_head_plays_as_before_and_survives_a_checkpoint() {
     let before = trainer.model();
     let (grown, grown_config) = trainer.model().with_ownership_head(&config, &device());
     assert!(grown_config.has_ownership_head());
-    assert_eq!(policy_and_value(&grown, &grown_config), policy_and_value(&before, &config));
+    assert_eq!(common::outputs(&grown, &grown_config), common::outputs(&before, &config));
 
     let dir = std::env::temp_dir().join(format!("tafl-nn-test-{}-ownership", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -91,7 +79,7 @@ fn a_grown_head_plays_as_before_and_survives_a_checkpoint() {
     let expected = Expected { variant: "copenhagen".into(), encoding_version: 1 };
     let loaded = checkpoint::load(&dir, &expected, &device()).expect("load");
     assert_eq!(loaded.config, grown_config);
-    assert_eq!(policy_and_value(&loaded.model, &grown_config), policy_and_value(&grown, &grown_config));
+    assert_eq!(common::outputs(&loaded.model, &grown_config), common::outputs(&grown, &grown_config));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

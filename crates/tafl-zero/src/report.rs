@@ -116,7 +116,7 @@ pub fn render(run: &RunDir) -> Result<PathBuf, ZeroError> {
     html += &evaluation_table(&evals, &hours);
     html += "</body></html>\n";
     let index = out.join("index.html");
-    fs::write(&index, html).map_err(|e| ZeroError::io(&index, e))?;
+    tafl_files::write_atomic(&index, html.as_bytes()).map_err(|e| ZeroError::io(&index, e))?;
     Ok(index)
 }
 

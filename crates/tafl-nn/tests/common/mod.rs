@@ -1,8 +1,9 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
+use burn::tensor::{Tensor, TensorData};
 use tafl_nn::policy::policy_len;
-use tafl_nn::{Device, TaflNetConfig, TrainBatch};
+use tafl_nn::{Device, TaflNet, TaflNetConfig, TrainBatch, device};
 
 /// A tiny net: 7x7 board, 4 planes, two blocks of 8 channels, one with global pooling.
 pub fn tiny_config() -> TaflNetConfig {
@@ -61,4 +62,16 @@ pub fn random_batch_with_entropy(
     let planes = random_planes(config, batch, seed);
     let batch = TrainBatch::from_slices(config, &planes, &policy, &legal, &value, device).expect("consistent lengths");
     (batch, entropy)
+}
+
+/// The policy logits and values of `model` on three fixed random positions: what a player reads.
+pub fn outputs(model: &TaflNet, config: &TaflNetConfig) -> (Vec<f32>, Vec<f32>) {
+    let size = config.board_size;
+    let planes = random_planes(config, 3, 11);
+    let input = Tensor::<4>::from_data(TensorData::new(planes, [3, config.input_planes, size, size]), &device());
+    let out = model.forward(input);
+    (
+        out.policy_logits.into_data().try_to_vec::<f32>().expect("f32"),
+        out.value.into_data().try_to_vec::<f32>().expect("f32"),
+    )
 }
