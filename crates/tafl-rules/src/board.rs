@@ -5,8 +5,8 @@ use arrayvec::ArrayVec;
 
 use crate::bitboard::Bits;
 use crate::geometry::Geometry;
+use crate::rules::{KingCapture, ThroneHostility};
 use crate::square::{Move, Side};
-use crate::variant::{KingCapture, ThroneHostility};
 use crate::zobrist::{PIECE_KEYS, SIDE_KEY};
 
 /// Capacity of a move list. Every move ends on an empty square, and each empty square can be

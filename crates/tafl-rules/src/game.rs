@@ -4,8 +4,9 @@ use std::fmt;
 
 use crate::board::MoveList;
 use crate::position::{IllegalMove, Played, Position};
+use crate::rules::{NoMoves, Repetition};
 use crate::square::{Move, Side};
-use crate::variant::{NoMoves, Repetition, Variant};
+use crate::variant::Variant;
 
 /// Why a game ended.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Serialize, serde::Deserialize)]

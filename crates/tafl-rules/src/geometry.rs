@@ -1,8 +1,8 @@
 //! Per-variant masks and tables, computed once when a variant is built.
 
 use crate::bitboard::{Bits, U256};
+use crate::rules::{Escape, Rules};
 use crate::square::Square;
-use crate::variant::{Escape, Rules};
 
 /// The board geometry and rules of a variant, for one bit-set width.
 #[derive(Debug)]

@@ -1,8 +1,8 @@
 //! `Setup`: a plain, possibly illegal arrangement of pieces. It becomes a `Position` only through
-//! `Position::from_setup`, which checks it.
+//! `Position::from_setup`, which checks it against its variant (`Setup::check`, in
+//! [`crate::variant`]).
 
 use crate::square::{Piece, Side, Square};
-use crate::variant::Variant;
 
 /// Pieces on a board plus the side to move, unchecked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,27 +56,5 @@ impl Setup {
     /// Every occupied square with its piece, rank 1 first.
     pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
         self.board.iter().enumerate().filter_map(|(i, p)| p.map(|p| (Square::from_index(i as u32, self.size), p)))
-    }
-
-    /// Checks the setup against a variant: size, at most one king, no soldier on a restricted
-    /// square. Positions without a king, or with few pieces, are accepted (puzzles, tests).
-    pub fn check(&self, variant: &Variant) -> Result<(), SetupError> {
-        if self.size != variant.size() {
-            return Err(SetupError::Size { expected: variant.size(), found: self.size });
-        }
-        let mut king = None;
-        for (sq, piece) in self.pieces() {
-            match piece {
-                Piece::King => {
-                    if let Some(first) = king {
-                        return Err(SetupError::TwoKings(first, sq));
-                    }
-                    king = Some(sq);
-                }
-                _ if variant.is_restricted(sq) => return Err(SetupError::SoldierOnRestricted(sq)),
-                _ => {}
-            }
-        }
-        Ok(())
     }
 }
