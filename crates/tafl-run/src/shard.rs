@@ -109,6 +109,7 @@ pub struct Sample {
 
 /// A sample of shard format 1, read into a [`Sample`] without an ending.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct SampleV1 {
     attackers: [u64; 4],
     defenders: [u64; 4],
@@ -549,27 +550,13 @@ mod tests {
 
     #[test]
     fn format_1_shards_are_read_without_endings_and_unknown_formats_refused() {
-        #[derive(Serialize)]
-        struct V1 {
-            attackers: [u64; 4],
-            defenders: [u64; 4],
-            king: [u64; 4],
-            side_to_move: u8,
-            repetitions: u8,
-            plies_since_capture: u16,
-            ply: u16,
-            policy: Vec<(u16, f32)>,
-            value: f32,
-            root_value: f32,
-            weight: f32,
-        }
         let variant = Variant::preset("brandubh").unwrap();
         let mut s = Sample::of_position(&Position::start(variant), 2, 3, 4);
         s.policy = vec![(5, 1.0)];
         s.value = 1.0;
         s.root_value = 0.5;
         s.weight = 0.25;
-        let old = V1 {
+        let old = SampleV1 {
             attackers: s.attackers,
             defenders: s.defenders,
             king: s.king,
