@@ -10,6 +10,7 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::backend::Device;
+pub use crate::backend::INFERENCE_CHUNK;
 use crate::policy::{moves_per_square, policy_len};
 
 /// Shape of a [`TaflNet`]: board, inputs, depth and width of the residual trunk, heads.
@@ -373,8 +374,6 @@ pub struct Ownership {
     /// Logits of the king's last square, `[batch, size · size]`.
     pub king_logits: Tensor<2>,
 }
-
-pub use crate::backend::INFERENCE_CHUNK;
 
 /// What the network says about a batch of positions.
 #[derive(Debug, Clone)]

@@ -155,11 +155,12 @@ impl Sample {
     /// A sample of `position` with an empty target (filled in by self-play).
     #[must_use]
     pub fn of_position(position: &Position, repetitions: usize, plies_since_capture: usize, ply: usize) -> Sample {
-        let size = position.size();
-        let mut s = Sample {
-            attackers: [0; 4],
-            defenders: [0; 4],
-            king: [0; 4],
+        // The pieces are laid out as an ending's are.
+        let Ending { attackers, defenders, king } = Ending::of_position(position);
+        Sample {
+            attackers,
+            defenders,
+            king,
             side_to_move: u8::from(position.side_to_move() == Side::Defenders),
             repetitions: u8::try_from(repetitions).unwrap_or(u8::MAX),
             plies_since_capture: u16::try_from(plies_since_capture).unwrap_or(u16::MAX),
@@ -169,15 +170,7 @@ impl Sample {
             root_value: 0.0,
             weight: 1.0,
             ending: None,
-        };
-        for (piece, mask) in
-            [(Piece::Attacker, &mut s.attackers), (Piece::Defender, &mut s.defenders), (Piece::King, &mut s.king)]
-        {
-            for sq in position.squares(piece) {
-                set_bit(mask, sq.index(size));
-            }
         }
-        s
     }
 
     /// Sets the targets from how the game ended: the value from its winner (`None`: a draw), 1

@@ -405,15 +405,15 @@ mod tests {
         let config = RunConfig::from_toml(crate::config::DEFAULT_CONFIG).expect("config");
         ensure_initial_model(&source, &config, brandubh).expect("a net");
         let run = RunDir::open(&base.join("new")).expect("run");
-        let planes = &NetSection::default();
-        let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root(), planes)
+        let net = &NetSection::default();
+        let e = init_from(&run, Variant::preset("copenhagen").expect("preset"), source.root(), net)
             .expect_err("another variant");
         assert!(e.to_string().contains("--init-from"), "{e}");
-        assert_eq!(init_from(&run, brandubh, source.root(), planes).expect("starts"), Some(model_id(1)));
+        assert_eq!(init_from(&run, brandubh, source.root(), net).expect("starts"), Some(model_id(1)));
         assert_eq!(run.best_model(), Some(model_id(1)));
         let info = run.model_info(&model_id(1), &expected_for(brandubh)).expect("info");
         assert_eq!((info.iteration, info.parent), (1, None));
-        assert_eq!(init_from(&run, brandubh, source.root(), planes).expect("resumes"), None);
+        assert_eq!(init_from(&run, brandubh, source.root(), net).expect("resumes"), None);
         let _ = std::fs::remove_dir_all(&base);
     }
 
