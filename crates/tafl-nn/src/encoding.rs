@@ -99,7 +99,9 @@ pub const PLIES_STEP: usize = 5;
 const ATTACKERS: usize = 0;
 const DEFENDERS: usize = 1;
 const KING: usize = 2;
-const DEFENDERS_TO_MOVE: usize = 3;
+/// The plane that says who is to move: all ones when the defenders are, zeros when the attackers
+/// are (a net with heads by side reads it to pick its heads).
+pub const DEFENDERS_TO_MOVE: usize = 3;
 const THRONE: usize = 4;
 const CORNERS: usize = 5;
 const REPEATED_ONCE: usize = 6;

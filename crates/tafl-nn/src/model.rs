@@ -11,6 +11,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::backend::Device;
 pub use crate::backend::INFERENCE_CHUNK;
+use crate::encoding::DEFENDERS_TO_MOVE;
 use crate::policy::{moves_per_square, policy_len};
 
 /// Shape of a [`TaflNet`]: board, inputs, depth and width of the residual trunk, heads.
@@ -42,6 +43,10 @@ pub struct TaflNetConfig {
     /// training target that play never reads. An `Option` because Burn's configs fill in no
     /// default when they read a file: configs written before the head have no such key.
     pub ownership_head: Option<bool>,
+    /// `Some(true)`: the net has a second policy head and value head, [`SideHeads`], for the
+    /// positions where the defenders are to move (issue 32's lever 5); the first pair then
+    /// serves the attackers. An `Option` for the reason `ownership_head` is one.
+    pub heads_by_side: Option<bool>,
 }
 
 impl TaflNetConfig {
@@ -49,6 +54,12 @@ impl TaflNetConfig {
     #[must_use]
     pub fn has_ownership_head(&self) -> bool {
         self.ownership_head == Some(true)
+    }
+
+    /// Whether the net has [`SideHeads`] for the defenders.
+    #[must_use]
+    pub fn has_heads_by_side(&self) -> bool {
+        self.heads_by_side == Some(true)
     }
 
     /// Short model name from depth and width, like `b6c64`.
@@ -86,7 +97,9 @@ impl TaflNetConfig {
         let value = conv(1, c, self.value_channels)
             + linear(2 * self.value_channels, self.value_hidden)
             + linear(self.value_hidden, 1);
-        trunk + policy + value
+        // With heads by side both pairs run on every position (see `TaflNet::heads`).
+        let pairs = if self.has_heads_by_side() { 2 } else { 1 };
+        trunk + pairs * (policy + value)
     }
 
     /// Builds a freshly initialised network on `device`.
@@ -99,6 +112,10 @@ impl TaflNetConfig {
             policy: PolicyHead::new(c, self.policy_channels, moves_per_square(self.board_size), device),
             value: ValueHead::new(c, self.value_channels, self.value_hidden, device),
             ownership: self.has_ownership_head().then(|| OwnershipHead::new(c, self.policy_channels, device)),
+            defenders: self.has_heads_by_side().then(|| SideHeads {
+                policy: PolicyHead::new(c, self.policy_channels, moves_per_square(self.board_size), device),
+                value: ValueHead::new(c, self.value_channels, self.value_hidden, device),
+            }),
         }
     }
 }
@@ -275,6 +292,10 @@ impl PolicyHead {
         }
     }
 
+    fn fold(self) -> Self {
+        Self { hidden: self.hidden.fold(), out: self.out }
+    }
+
     /// Logits in the layout of [`crate::policy`]: square-major, then direction, then distance.
     ///
     /// # Shapes
@@ -317,6 +338,10 @@ impl ValueHead {
             hidden: LinearConfig::new(2 * value_channels, hidden).init(device),
             out: LinearConfig::new(hidden, 1).init(device),
         }
+    }
+
+    fn fold(self) -> Self {
+        Self { conv: self.conv.fold(), hidden: self.hidden, out: self.out }
     }
 
     /// Value for the side to move, in `[-1, 1]`.
@@ -363,6 +388,21 @@ impl OwnershipHead {
             owner: tanh(out.clone().narrow(1, 0, 1).reshape([batch, area])),
             king_logits: out.narrow(1, 1, 1).reshape([batch, area]),
         }
+    }
+}
+
+/// The policy and value heads of the defenders, in a net with heads by side: the Tablut
+/// reproduction of AlphaZero (arXiv 2604.05476) found that one pair of heads for both roles let
+/// one role forget while the other learned. The trunk stays shared.
+#[derive(Module, Debug)]
+pub struct SideHeads {
+    pub(crate) policy: PolicyHead,
+    pub(crate) value: ValueHead,
+}
+
+impl SideHeads {
+    fn fold(self) -> Self {
+        Self { policy: self.policy.fold(), value: self.value.fold() }
     }
 }
 
@@ -413,6 +453,8 @@ pub struct TaflNet {
     pub(crate) policy: PolicyHead,
     pub(crate) value: ValueHead,
     pub(crate) ownership: Option<OwnershipHead>,
+    /// The defenders' heads; `policy` and `value` are then the attackers'.
+    pub(crate) defenders: Option<SideHeads>,
 }
 
 impl TaflNet {
@@ -453,9 +495,10 @@ impl TaflNet {
                 .into_iter()
                 .map(|b| ResBlock { first: b.first.fold(), second: b.second.fold(), global_pool: b.global_pool })
                 .collect(),
-            policy: PolicyHead { hidden: self.policy.hidden.fold(), out: self.policy.out },
-            value: ValueHead { conv: self.value.conv.fold(), hidden: self.value.hidden, out: self.value.out },
+            policy: self.policy.fold(),
+            value: self.value.fold(),
             ownership: self.ownership.map(|h| OwnershipHead { hidden: h.hidden.fold(), out: h.out }),
+            defenders: self.defenders.map(SideHeads::fold),
         }
     }
 
@@ -469,6 +512,19 @@ impl TaflNet {
         }
         let mut config = config.clone();
         config.ownership_head = Some(true);
+        (self, config)
+    }
+
+    /// This network with heads by side when it has one pair, and the config that describes it:
+    /// the defenders' heads start as copies of the shared ones, so the net plays exactly as
+    /// before until training moves the two pairs apart.
+    #[must_use]
+    pub fn with_heads_by_side(mut self, config: &TaflNetConfig) -> (Self, TaflNetConfig) {
+        if self.defenders.is_none() {
+            self.defenders = Some(SideHeads { policy: self.policy.clone(), value: self.value.clone() });
+        }
+        let mut config = config.clone();
+        config.heads_by_side = Some(true);
         (self, config)
     }
 
@@ -519,15 +575,19 @@ impl TaflNet {
     /// [`Self::forward`] as [`crate::onnx`] traces it: one whole batch, and operations that
     /// burn-onnx can lower (see [`PolicyHead::forward_gather`]). The same outputs up to rounding.
     pub(crate) fn forward_for_export(&self, planes: Tensor<4>) -> NetOutput {
+        let side = self.defenders.as_ref().map(|_| defenders_to_move(&planes));
         let mut x = relu(self.stem.forward(planes));
         for block in &self.blocks {
             x = block.forward(x);
         }
-        NetOutput {
-            policy_logits: self.policy.forward_gather(x.clone()),
-            value: self.value.forward(x),
-            ownership: None,
+        let mut policy_logits = self.policy.forward_gather(x.clone());
+        let mut value = self.value.forward(x.clone());
+        if let (Some(heads), Some(side)) = (&self.defenders, side) {
+            policy_logits =
+                by_side(policy_logits, heads.policy.forward_gather(x.clone()), side.clone().unsqueeze_dim(1));
+            value = by_side(value, heads.value.forward(x), side);
         }
+        NetOutput { policy_logits, value, ownership: None }
     }
 
     /// True when every weight and batch-norm statistic is finite (no NaN, no infinity): one sum
@@ -546,13 +606,37 @@ impl TaflNet {
     }
 
     fn forward_whole(&self, planes: Tensor<4>) -> NetOutput {
+        let side = self.defenders.as_ref().map(|_| defenders_to_move(&planes));
         let mut x = relu(self.stem.forward(planes)); // [batch, channels, size, size]
         for block in &self.blocks {
             x = block.forward(x);
         }
         let ownership = self.ownership.as_ref().map(|head| head.forward(x.clone()));
-        NetOutput { policy_logits: self.policy.forward(x.clone()), value: self.value.forward(x), ownership }
+        let mut policy_logits = self.policy.forward(x.clone());
+        let mut value = self.value.forward(x.clone());
+        // Both pairs run on every position and each position keeps its side's: the heads are a
+        // few percent of the work, and each pair's gradient comes from its own side's positions.
+        if let (Some(heads), Some(side)) = (&self.defenders, side) {
+            policy_logits = by_side(policy_logits, heads.policy.forward(x.clone()), side.clone().unsqueeze_dim(1));
+            value = by_side(value, heads.value.forward(x), side);
+        }
+        NetOutput { policy_logits, value, ownership }
     }
+}
+
+/// 1 where the defenders are to move, 0 where the attackers are, `[batch]`: the side plane's
+/// first square. Picked by `select`, which burn-onnx traces with a dynamic batch (a `narrow`
+/// has the batch among its bounds, which differ between its two traces).
+fn defenders_to_move(planes: &Tensor<4>) -> Tensor<1> {
+    let [batch, ..] = planes.dims();
+    let device = planes.device();
+    let at = |i: usize| Tensor::<1, Int>::from_data(TensorData::new(vec![i as i64], [1]), &device);
+    planes.clone().select(1, at(DEFENDERS_TO_MOVE)).select(2, at(0)).select(3, at(0)).reshape([batch])
+}
+
+/// The attackers' output where `side` is 0, the defenders' where it is 1.
+fn by_side<const D: usize>(attackers: Tensor<D>, defenders: Tensor<D>, side: Tensor<D>) -> Tensor<D> {
+    attackers.clone() + (defenders - attackers) * side
 }
 
 #[cfg(test)]
@@ -598,6 +682,31 @@ mod tests {
         let after = grown.valid().predict(&grown_config, &new, &device()).expect("predict");
         assert_eq!(before.values, after.values);
         assert_eq!(before.policy_logits, after.policy_logits);
+    }
+
+    #[test]
+    fn a_net_grown_heads_by_side_plays_as_before_and_reads_the_side_plane() {
+        let config = tiny();
+        let net = config.init(&device());
+        let area = 49;
+        // Two positions, the attackers to move in the first and the defenders in the second.
+        let mut planes: Vec<f32> = (0..2 * 5 * area).map(|i| ((i * 7919) % 13) as f32 / 13.0).collect();
+        planes[DEFENDERS_TO_MOVE * area..][..area].fill(0.0);
+        planes[(5 + DEFENDERS_TO_MOVE) * area..][..area].fill(1.0);
+        let before = net.valid().predict(&config, &planes, &device()).expect("predict");
+        let (grown, grown_config) = net.with_heads_by_side(&config);
+        assert!(grown_config.has_heads_by_side());
+        assert!(grown_config.flops_per_position() > config.flops_per_position());
+        let after = grown.clone().valid().predict(&grown_config, &planes, &device()).expect("predict");
+        assert_eq!(before, after);
+        // Moving the defenders' value head moves the second position's value only.
+        let mut moved = grown;
+        let heads = moved.defenders.as_mut().expect("grown");
+        heads.value.out.bias = heads.value.out.bias.take().map(|b| Param::from_tensor(b.val().add_scalar(0.5)));
+        let moved = moved.valid().predict(&grown_config, &planes, &device()).expect("predict");
+        assert_eq!(moved.values[0], before.values[0]);
+        assert!((moved.values[1] - before.values[1]).abs() > 1e-3, "{:?} against {:?}", moved.values, before.values);
+        assert_eq!(moved.policy_logits, before.policy_logits);
     }
 
     #[test]

@@ -26,8 +26,9 @@
 use rayon::prelude::*;
 
 use crate::Device;
+use crate::encoding::DEFENDERS_TO_MOVE;
 use crate::matmul::{Threads, matmul, matmul_burn};
-use crate::model::{PlanesLengthError, Prediction, TaflNet, TaflNetConfig, read_back};
+use crate::model::{PlanesLengthError, PolicyHead, Prediction, TaflNet, TaflNetConfig, ValueHead, read_back};
 use crate::winograd::{self, Bordered, Tiling, WinogradConv};
 
 /// Which forward pass evaluates positions for the search.
@@ -94,14 +95,23 @@ pub struct PackedNet {
     input_planes: usize,
     stem: Conv,
     blocks: Vec<Block>,
+    /// The policy and value heads; the attackers' when the net has heads by side.
+    heads: Heads,
+    /// The defenders' heads of a net with heads by side.
+    defenders: Option<Heads>,
+    product: Product,
+    /// The trunk's convolutions in the Winograd domain, which [`PackedNet::predict`] then uses.
+    winograd: Option<WinogradTrunk>,
+}
+
+/// A policy head and a value head, packed.
+#[derive(Debug, Clone)]
+struct Heads {
     policy_hidden: Conv,
     policy_out: Conv,
     value_conv: Conv,
     value_hidden: Dense,
     value_out: Dense,
-    product: Product,
-    /// The trunk's convolutions in the Winograd domain, which [`PackedNet::predict`] then uses.
-    winograd: Option<WinogradTrunk>,
 }
 
 /// The stem's and every block's 3x3 convolutions, transformed ([`PackedNet::with_winograd`]);
@@ -329,11 +339,8 @@ impl PackedNet {
                     global_pool: b.global_pool.as_ref().map(|p| Dense::new(&p.linear)),
                 })
                 .collect(),
-            policy_hidden: Conv::new(net.policy.hidden.inference_weights()),
-            policy_out: Conv::with_bias(&net.policy.out),
-            value_conv: Conv::new(net.value.conv.inference_weights()),
-            value_hidden: Dense::new(&net.value.hidden),
-            value_out: Dense::new(&net.value.out),
+            heads: Heads::new(&net.policy, &net.value),
+            defenders: net.defenders.as_ref().map(|d| Heads::new(&d.policy, &d.value)),
             product: Product::Gemm,
             winograd: None,
         }
@@ -402,7 +409,21 @@ impl PackedNet {
             Some(trunk) if positions >= WINOGRAD_MIN_SLICE => self.winograd_trunk(trunk, planes, slice, &mut ctx),
             _ => self.trunk(planes, slice, &mut ctx),
         };
-        Prediction { policy_logits: self.policy(&x, slice, &mut ctx), values: self.value(&x, slice, &mut ctx) }
+        let mut out = self.heads.predict(&x, slice, &mut ctx);
+        if let Some(defenders) = &self.defenders {
+            // Both pairs on every position, each position keeping its side's, as the net does.
+            let theirs = defenders.predict(&x, slice, &mut ctx);
+            let moves = out.policy_logits.len() / positions;
+            let plane = DEFENDERS_TO_MOVE * slice.area();
+            for (p, position) in planes.chunks_exact(planes.len() / positions).enumerate() {
+                if position[plane] > 0.5 {
+                    out.values[p] = theirs.values[p];
+                    out.policy_logits[p * moves..][..moves]
+                        .copy_from_slice(&theirs.policy_logits[p * moves..][..moves]);
+                }
+            }
+        }
+        out
     }
 
     /// The stem and the residual blocks through `im2col`: `[channel][position · square]`.
@@ -447,6 +468,22 @@ impl PackedNet {
             x = second.apply(&y, Some(&x), true, threads, scratch);
         }
         x.to_columns()
+    }
+}
+
+impl Heads {
+    fn new(policy: &PolicyHead, value: &ValueHead) -> Self {
+        Self {
+            policy_hidden: Conv::new(policy.hidden.inference_weights()),
+            policy_out: Conv::with_bias(&policy.out),
+            value_conv: Conv::new(value.conv.inference_weights()),
+            value_hidden: Dense::new(&value.hidden),
+            value_out: Dense::new(&value.out),
+        }
+    }
+
+    fn predict(&self, x: &[f32], slice: Slice, ctx: &mut Context<'_>) -> Prediction {
+        Prediction { policy_logits: self.policy(x, slice, ctx), values: self.value(x, slice, ctx) }
     }
 
     /// Logits square-major, as [`crate::policy`] lays them out: `[position][square][move]`.
@@ -534,6 +571,35 @@ mod tests {
                 let stock = net.predict(&config, &p, &d).expect("whole positions");
                 assert_close(&packed.predict(&p).expect("whole positions"), &stock);
                 assert_close(&packed_folded.predict(&p).expect("whole positions"), &stock);
+            }
+        }
+    }
+
+    #[test]
+    fn heads_by_side_answer_for_each_positions_side_as_the_stock_forward_does() {
+        let d = device();
+        let config = TaflNetConfig::new(11, 10, 2, 16).with_global_pool_interval(2).with_heads_by_side(Some(true));
+        let mut net = random_net(&config);
+        let shared = TaflNet { defenders: None, ..net.clone() }.valid();
+        let defenders = net.defenders.as_mut().expect("heads by side");
+        for layer in [&mut defenders.policy.hidden, &mut defenders.value.conv] {
+            layer.norm.beta = Param::from_tensor(layer.norm.beta.val().add_scalar(0.25));
+        }
+        let net = net.valid();
+        let area = 121;
+        for batch in [1, 3, 2 * MAX_SLICE + 5] {
+            let mut p = planes(&config, batch, batch);
+            // The defenders to move in every other position.
+            for (i, position) in p.chunks_exact_mut(10 * area).enumerate() {
+                position[DEFENDERS_TO_MOVE * area..][..area].fill(if i % 2 == 1 { 1.0 } else { 0.0 });
+            }
+            let stock = net.predict(&config, &p, &d).expect("whole positions");
+            assert_close(&PackedNet::new(&net, &config).predict(&p).expect("whole"), &stock);
+            assert_close(&PackedNet::new(&net, &config).with_winograd().predict(&p).expect("whole"), &stock);
+            // The attackers' positions get the shared pair's answer, the defenders' another.
+            let one_pair = shared.predict(&config.clone().with_heads_by_side(None), &p, &d).expect("whole");
+            for (i, (a, b)) in stock.values.iter().zip(&one_pair.values).enumerate() {
+                assert_eq!(i % 2 == 0, (a - b).abs() < 1e-6, "position {i}: {a} against {b}");
             }
         }
     }
@@ -674,7 +740,7 @@ mod tests {
         let config = TaflNetConfig::new(7, 5, 3, 8);
         let packed = PackedNet::new(&config.init(&device()), &config).with_winograd();
         assert_eq!(packed.winograd.as_ref().map(|t| t.blocks.len()), Some(3));
-        assert!(packed.policy_hidden.winograd().is_none() && packed.policy_out.winograd().is_none());
-        assert!(packed.value_conv.winograd().is_none());
+        assert!(packed.heads.policy_hidden.winograd().is_none() && packed.heads.policy_out.winograd().is_none());
+        assert!(packed.heads.value_conv.winograd().is_none());
     }
 }

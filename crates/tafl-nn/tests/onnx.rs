@@ -108,13 +108,8 @@ fn exported_net_matches_burn_in_tract() {
     assert_eq!((info.opset, info.policy_len, info.input_shape), (18, 4840, [1, INPUT_PLANES, 11, 11]));
     assert_eq!(boundaries(&path), (vec!["planes".into()], vec!["policy".into(), "value".into()], "batch".into()));
 
-    let (planes, batch) = positions();
-    let burn = net.predict(&config, &planes, &device()).expect("whole positions");
-    let (policy, value) = run_tract(&path, &config, &planes, batch);
-    let (dp, dv) = (max_abs_diff(&policy, &burn.policy_logits), max_abs_diff(&value, &burn.values));
-    eprintln!("batch {batch}: max abs diff policy {dp:e}, value {dv:e}");
-    assert!(dp < TOLERANCE && dv < TOLERANCE, "policy {dp}, value {dv}");
-    assert!(burn.values.iter().all(|v| v.abs() <= 1.0));
+    let (planes, _) = positions();
+    let burn = assert_tract_matches_burn(&net, &config, &path);
 
     // The batch axis is dynamic: one position runs too and gives the same numbers.
     let one = config.input_planes * 11 * 11;
@@ -123,6 +118,36 @@ fn exported_net_matches_burn_in_tract() {
         (max_abs_diff(&policy1, &burn.policy_logits[..config.policy_len()]), max_abs_diff(&value1, &burn.values[..1]));
     eprintln!("batch 1: max abs diff policy {dp1:e}, value {dv1:e}");
     assert!(dp1 < TOLERANCE && dv1 < TOLERANCE, "policy {dp1}, value {dv1}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Runs the real positions through the ONNX file at `path` in tract and through `net` in Burn,
+/// asserts that they agree, and returns Burn's answer.
+fn assert_tract_matches_burn(net: &TaflNet, config: &TaflNetConfig, path: &Path) -> tafl_nn::Prediction {
+    let (planes, batch) = positions();
+    let burn = net.predict(config, &planes, &device()).expect("whole positions");
+    let (policy, value) = run_tract(path, config, &planes, batch);
+    let (dp, dv) = (max_abs_diff(&policy, &burn.policy_logits), max_abs_diff(&value, &burn.values));
+    eprintln!("batch {batch}: max abs diff policy {dp:e}, value {dv:e}");
+    assert!(dp < TOLERANCE && dv < TOLERANCE, "policy {dp}, value {dv}");
+    assert!(burn.values.iter().all(|v| v.abs() <= 1.0));
+    burn
+}
+
+#[test]
+fn a_net_with_heads_by_side_exports_what_burn_computes() {
+    // The positions have the attackers to move (after 0, 10 and 30 plies) and the defenders
+    // (after 3): the graph picks each position's pair of heads as the net does.
+    let config = config().with_heads_by_side(Some(true));
+    let (planes, batch) = positions();
+    let sides: Vec<f32> =
+        planes.chunks_exact(planes.len() / batch).map(|p| p[encoding::DEFENDERS_TO_MOVE * 121]).collect();
+    assert!(sides.contains(&0.0) && sides.contains(&1.0), "both sides to move: {sides:?}");
+    let net = trained(&config);
+    let dir = scratch("sides");
+    let path = dir.join("net.onnx");
+    onnx::export(&net, &config, &path).expect("export");
+    assert_tract_matches_burn(&net, &config, &path);
     let _ = fs::remove_dir_all(&dir);
 }
 

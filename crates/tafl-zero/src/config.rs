@@ -121,6 +121,9 @@ pub struct NetSection {
     /// stands when the game ends (issue 32's lever 3); a run started from a net without one
     /// grows it. Play never reads it.
     pub ownership_head: bool,
+    /// The net has a policy head and a value head for each side, over one trunk (issue 32's
+    /// lever 5); a run started from a net with one pair grows the second as a copy of it.
+    pub heads_by_side: bool,
 }
 
 impl NetSection {
@@ -142,6 +145,7 @@ impl Default for NetSection {
             value_hidden: 64,
             tactical_planes: false,
             ownership_head: false,
+            heads_by_side: false,
         }
     }
 }
@@ -730,6 +734,7 @@ impl RunConfig {
             .with_value_channels(n.value_channels)
             .with_value_hidden(n.value_hidden)
             .with_ownership_head(Some(n.ownership_head))
+            .with_heads_by_side(Some(n.heads_by_side))
     }
 }
 

@@ -152,6 +152,7 @@ mod tests {
             value_hidden: 8,
             tactical_planes: false,
             ownership_head: false,
+            heads_by_side: false,
         };
         crate::optimize::ensure_initial_model(&run, &config, variant).unwrap();
         // One step at a NaN learning rate: every weight it touches is NaN.

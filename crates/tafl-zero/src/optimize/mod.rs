@@ -151,10 +151,11 @@ pub fn ensure_initial_model(run: &RunDir, config: &RunConfig, variant: &'static 
 /// Starts a new run from the trained checkpoint at `source` (a checkpoint directory, a bundle, or
 /// a run directory's best model) instead of a random net and the warm start: it is
 /// written as model 1, the best model, with no optimiser state. The checkpoint's net shape wins
-/// over the config's `[net]`, but for its input planes and ownership head: a net of fewer planes
+/// over the config's `[net]`, but for its input planes and heads: a net of fewer planes
 /// than `net` asks for grows the new ones in at zero weight
-/// ([`tafl_nn::TaflNet::with_input_planes`]), and one without the head that `net` asks for grows
-/// it ([`tafl_nn::TaflNet::with_ownership_head`]). Returns `None` when the run has a model
+/// ([`tafl_nn::TaflNet::with_input_planes`]), one without the ownership head that `net` asks for
+/// grows it ([`tafl_nn::TaflNet::with_ownership_head`]), and one pair of heads grows a pair for
+/// each side ([`tafl_nn::TaflNet::with_heads_by_side`]). Returns `None` when the run has a model
 /// already (a resumed run).
 ///
 /// # Errors
@@ -181,6 +182,11 @@ pub fn init_from(
     };
     let (model, config) = if net.ownership_head && !config.has_ownership_head() {
         model.with_ownership_head(&config, &tafl_nn::device())
+    } else {
+        (model, config)
+    };
+    let (model, config) = if net.heads_by_side && !config.has_heads_by_side() {
+        model.with_heads_by_side(&config)
     } else {
         (model, config)
     };
@@ -429,18 +435,20 @@ mod tests {
     }
 
     #[test]
-    fn the_builtin_net_grows_the_tactical_planes_and_the_ownership_head_and_plays_as_before() {
+    fn the_builtin_net_grows_the_tactical_planes_and_more_heads_and_plays_as_before() {
         use tafl_search::Evaluator;
         let root = std::env::temp_dir().join(format!("tafl-builtin-tactical-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let run = RunDir::open(&root).expect("run");
         let variant = Variant::preset("copenhagen").expect("preset");
         let builtin = Path::new(tafl_players::builtin::BUILTIN);
-        let net = NetSection { tactical_planes: true, ownership_head: true, ..NetSection::default() };
+        let net =
+            NetSection { tactical_planes: true, ownership_head: true, heads_by_side: true, ..NetSection::default() };
         init_from(&run, variant, builtin, &net).expect("starts");
         let grown = tafl_nn::NetEvaluator::load(&run.model_dir(&model_id(1)), &expected_for(variant)).expect("loads");
         assert_eq!(grown.config().input_planes, tafl_nn::TACTICAL_INPUT_PLANES);
         assert!(grown.config().has_ownership_head(), "the ownership head grew too");
+        assert!(grown.config().has_heads_by_side(), "and a pair of heads for each side");
         let meta = checkpoint::read_meta(&run.model_dir(&model_id(1)), &expected_for(variant)).expect("meta");
         assert_eq!(meta.encoding_version, 2);
         let old = tafl_nn::NetEvaluator::load(&tafl_players::players::resolve_model(builtin), &expected_for(variant))
