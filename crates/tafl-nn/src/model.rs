@@ -1,7 +1,7 @@
 //! The residual policy/value network.
 
 use burn::config::Config;
-use burn::module::{Module, ModuleVisitor, Param, RunningState};
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, RunningState};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::activation::{relu, tanh};
@@ -521,7 +521,10 @@ impl TaflNet {
     #[must_use]
     pub fn with_heads_by_side(mut self, config: &TaflNetConfig) -> (Self, TaflNetConfig) {
         if self.defenders.is_none() {
-            self.defenders = Some(SideHeads { policy: self.policy.clone(), value: self.value.clone() });
+            // A copy with parameters of its own: a clone keeps the parameters' ids, by which the
+            // optimiser keys gradients and moments, and the two pairs would train as one.
+            let copy = SideHeads { policy: self.policy.clone(), value: self.value.clone() };
+            self.defenders = Some(copy.map(&mut NewIds));
         }
         let mut config = config.clone();
         config.heads_by_side = Some(true);
@@ -621,6 +624,15 @@ impl TaflNet {
             value = by_side(value, heads.value.forward(x), side);
         }
         NetOutput { policy_logits, value, ownership }
+    }
+}
+
+/// Gives every parameter a new id and keeps its value.
+struct NewIds;
+
+impl ModuleMapper for NewIds {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        Param::from_tensor(param.val())
     }
 }
 

@@ -3,7 +3,6 @@
 
 mod common;
 
-use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
 use tafl_nn::train::TrainConfig;
 use tafl_nn::{TaflNetConfig, TrainBatch, Trainer, device};
 
@@ -71,24 +70,12 @@ fn a_grown_head_plays_as_before_and_survives_a_checkpoint() {
     let (grown, grown_config) = trainer.model().with_ownership_head(&config, &device());
     assert!(grown_config.has_ownership_head());
     assert_eq!(common::outputs(&grown, &grown_config), common::outputs(&before, &config));
-
-    let dir = std::env::temp_dir().join(format!("tafl-nn-test-{}-ownership", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let meta = CheckpointMeta::new("copenhagen", 1);
-    checkpoint::save(&dir, &grown, &grown_config, &meta, None).expect("save");
-    let expected = Expected { variant: "copenhagen".into(), encoding_version: 1 };
-    let loaded = checkpoint::load(&dir, &expected, &device()).expect("load");
-    assert_eq!(loaded.config, grown_config);
-    assert_eq!(common::outputs(&loaded.model, &grown_config), common::outputs(&grown, &grown_config));
-    let _ = std::fs::remove_dir_all(&dir);
+    common::assert_survives_a_checkpoint(&grown, &grown_config, "ownership");
 }
 
 #[test]
 fn configs_written_before_the_head_load_without_it() {
-    let json = serde_json::to_value(common::tiny_config()).expect("json");
-    let mut old = json.as_object().expect("an object").clone();
-    assert!(old.remove("ownership_head").is_some(), "the config names the head: {json}");
-    let config: TaflNetConfig = serde_json::from_value(serde_json::Value::Object(old)).expect("an old config loads");
+    let config = common::tiny_config_without("ownership_head");
     assert!(!config.has_ownership_head());
     assert_eq!(config, common::tiny_config());
 }

@@ -75,3 +75,26 @@ pub fn outputs(model: &TaflNet, config: &TaflNetConfig) -> (Vec<f32>, Vec<f32>) 
         out.value.into_data().try_to_vec::<f32>().expect("f32"),
     )
 }
+
+/// [`tiny_config`] as a build before `key` (a field of the config's JSON) wrote it: the JSON
+/// without that key, read back.
+pub fn tiny_config_without(key: &str) -> TaflNetConfig {
+    let json = serde_json::to_value(tiny_config()).expect("json");
+    let mut old = json.as_object().expect("an object").clone();
+    assert!(old.remove(key).is_some(), "the config names {key}: {json}");
+    serde_json::from_value(serde_json::Value::Object(old)).expect("an older config loads")
+}
+
+/// Saves `model` as a Copenhagen checkpoint (in a scratch folder named after `name`), loads it
+/// back and asserts that the config and what a player reads came back the same.
+pub fn assert_survives_a_checkpoint(model: &TaflNet, config: &TaflNetConfig, name: &str) {
+    use tafl_nn::checkpoint::{self, CheckpointMeta, Expected};
+    let dir = std::env::temp_dir().join(format!("tafl-nn-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    checkpoint::save(&dir, model, config, &CheckpointMeta::new("copenhagen", 1), None).expect("save");
+    let expected = Expected { variant: "copenhagen".into(), encoding_version: 1 };
+    let loaded = checkpoint::load(&dir, &expected, &device()).expect("load");
+    assert_eq!(&loaded.config, config);
+    assert_eq!(outputs(&loaded.model, config), outputs(model, config));
+    let _ = std::fs::remove_dir_all(&dir);
+}
