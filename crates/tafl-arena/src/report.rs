@@ -425,12 +425,11 @@ pub(crate) fn ladder(names: &[String], pairings: &[PairingStats]) -> Vec<LadderE
 /// Writes `summary.json`, `games.csv` (archive format) and `otg/NNNN.otg` into `dir`, each
 /// whole or not at all.
 pub fn write_results(dir: &Path, results: &ArenaResults, summary: &Summary) -> Result<(), ArenaError> {
-    let io = |path: &Path, e: &dyn std::fmt::Display| ArenaError::Io(format!("{}: {e}", path.display()));
-    let write = |path: &Path, text: &str| write_atomic(path, text.as_bytes()).map_err(|e| io(path, &e));
+    let write = |path: &Path, text: &str| write_atomic(path, text.as_bytes()).map_err(ArenaError::write(path));
     let otg_dir = dir.join("otg");
-    fs::create_dir_all(&otg_dir).map_err(|e| io(&otg_dir, &e))?;
+    fs::create_dir_all(&otg_dir).map_err(ArenaError::write(&otg_dir))?;
     let summary_path = dir.join("summary.json");
-    let json = serde_json::to_string_pretty(summary).map_err(|e| io(&summary_path, &e))?;
+    let json = serde_json::to_string_pretty(summary).map_err(|e| ArenaError::write(&summary_path)(e.into()))?;
     write(&summary_path, &(json + "\n"))?;
     let mut csv = String::from(GAMES_CSV_HEADER);
     let date = today();
@@ -479,16 +478,23 @@ pub fn game_record(g: &GameResult, players: &[PlayerSpec]) -> String {
     text
 }
 
-/// Draws the ladder (Elo with 95% error bars, best on top) as an SVG file.
+/// Draws the ladder (Elo with 95% error bars, best on top) as an SVG file, written whole or not
+/// at all.
 pub fn plot_ladder(path: &Path, ladder: &[LadderEntry], title: &str) -> Result<(), ArenaError> {
+    let mut svg = String::new();
+    draw_ladder(&mut svg, ladder, title).map_err(|message| ArenaError::Plot { path: path.to_path_buf(), message })?;
+    write_atomic(path, svg.as_bytes()).map_err(ArenaError::write(path))
+}
+
+fn draw_ladder(svg: &mut String, ladder: &[LadderEntry], title: &str) -> Result<(), String> {
     use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| ArenaError::Io(format!("plot {}: {e}", path.display()));
+    let err = |e: &dyn std::fmt::Display| e.to_string();
     let n = ladder.len().max(1);
     let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
     let lo = ladder.iter().map(|e| finite(e.elo - finite(e.ci95))).fold(0.0, f64::min) - 50.0;
     let hi = ladder.iter().map(|e| finite(e.elo + finite(e.ci95))).fold(0.0, f64::max) + 50.0;
     let height = 120 + 60 * n as u32;
-    let root = SVGBackend::new(path, (800, height)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (800, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))

@@ -1,6 +1,7 @@
 //! Running matches and tournaments: paired games in parallel, with an optional SPRT that
 //! stops a two-player match early.
 
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -44,12 +45,48 @@ pub enum ArenaError {
         /// What went wrong.
         problem: SpecError,
     },
-    /// The config cannot work.
-    #[error("{0}")]
-    Config(String),
-    /// Writing results failed.
-    #[error("{0}")]
-    Io(String),
+    /// Fewer than two players.
+    #[error("need at least two players, got {0}")]
+    TooFewPlayers(usize),
+    /// No openings to play from.
+    #[error("no openings")]
+    NoOpenings,
+    /// An SPRT with other than two players.
+    #[error("an SPRT needs exactly two players, got {0}")]
+    SprtPlayers(usize),
+    /// The games' threads could not start.
+    #[error("thread pool: {0}")]
+    ThreadPool(#[from] rayon::ThreadPoolBuildError),
+    /// A result file could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A plot could not be drawn.
+    #[error("plot {}: {message}", path.display())]
+    Plot {
+        /// The file.
+        path: PathBuf,
+        /// What the plotting library said.
+        message: String,
+    },
+}
+
+impl ArenaError {
+    /// Whether the error is the caller's input (the players, the openings, the options) rather
+    /// than the machine's.
+    #[must_use]
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, Self::Player { .. } | Self::TooFewPlayers(_) | Self::NoOpenings | Self::SprtPlayers(_))
+    }
+
+    /// A [`Self::Write`] of `path`.
+    pub(crate) fn write(path: &Path) -> impl FnOnce(std::io::Error) -> Self + '_ {
+        move |source| Self::Write { path: path.to_path_buf(), source }
+    }
 }
 
 /// One finished game of a run.
@@ -206,10 +243,7 @@ pub fn run_tournament(
     let total = jobs.len() * 2;
     let state = Mutex::new(State { games: Vec::with_capacity(total), pairings, sprt: None, error: None });
     let stop = AtomicBool::new(false);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads.max(1))
-        .build()
-        .map_err(|e| ArenaError::Config(format!("thread pool: {e}")))?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(config.threads.max(1)).build()?;
     let names: Vec<String> = players.iter().map(|p| p.name().to_string()).collect();
     // Workers take jobs in schedule order, so that a run stopped by the SPRT is a prefix of it.
     let next = AtomicUsize::new(0);
@@ -289,13 +323,13 @@ pub fn run_tournament(
 /// typo fails at once; returns each player's search limits.
 fn check(players: &[PlayerSpec], config: &ArenaConfig, factory: &dyn PlayerFactory) -> Result<Vec<Limits>, ArenaError> {
     if players.len() < 2 {
-        return Err(ArenaError::Config("need at least two players".into()));
+        return Err(ArenaError::TooFewPlayers(players.len()));
     }
     if config.openings.is_empty() {
-        return Err(ArenaError::Config("no openings".into()));
+        return Err(ArenaError::NoOpenings);
     }
     if config.sprt.is_some() && players.len() != 2 {
-        return Err(ArenaError::Config("an SPRT needs exactly two players".into()));
+        return Err(ArenaError::SprtPlayers(players.len()));
     }
     let mut limits = Vec::with_capacity(players.len());
     for p in players {

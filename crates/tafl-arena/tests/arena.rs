@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tafl_arena::{
-    ArenaConfig, BuiltinFactory, PlayerKind, PlayerSpec, SpecError, SprtDecision, Summary, Termination, netless_player,
-    plot_ladder, random_openings, run_match, run_tournament, write_results,
+    ArenaConfig, ArenaError, BuiltinFactory, PlayerKind, PlayerSpec, SpecError, SprtDecision, Summary, Termination,
+    netless_player, plot_ladder, random_openings, run_match, run_tournament, write_results,
 };
 use tafl_rules::notation::parse_archive_line;
 use tafl_rules::replay::replay;
@@ -204,6 +204,23 @@ fn bad_specs_fail_before_any_game() {
     let e =
         run_match(&spec("htp:cmd=/no/such/engine"), &spec("random"), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("/no/such/engine"), "{e}");
+}
+
+#[test]
+fn a_run_that_cannot_work_says_why_and_whose_fault_it_is() {
+    let random = spec("random");
+    let e = run_tournament(&[random.clone()], &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
+    assert!(matches!(e, ArenaError::TooFewPlayers(1)) && e.is_bad_input(), "{e}");
+    let e = run_match(&random, &random, &ArenaConfig { openings: Vec::new(), ..config(1) }, &BuiltinFactory, &|_| {})
+        .unwrap_err();
+    assert!(matches!(e, ArenaError::NoOpenings) && e.is_bad_input(), "{e}");
+    // A plot where no folder is: the machine's fault, naming the file, and nothing left behind.
+    let dir = temp_dir("plot");
+    let path = dir.join("missing").join("ladder.svg");
+    let e = plot_ladder(&path, &[], "empty").unwrap_err();
+    assert!(matches!(e, ArenaError::Write { .. }) && !e.is_bad_input(), "{e}");
+    assert!(e.to_string().contains("missing"), "{e}");
+    assert!(!dir.exists());
 }
 
 /// Alpha-beta against the reference HTP engine; needs `hnefatafl-text-protocol` on the PATH

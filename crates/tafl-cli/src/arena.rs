@@ -208,20 +208,16 @@ pub fn run(args: &ArenaArgs) -> Result<u8, Failure> {
     let factory = tafl_players::ZeroFactory::new(variant);
     let results = run_tournament(&players, &config, &factory, &progress);
     bar.finish_and_clear();
-    let results = results.map_err(|e| match e {
-        tafl_arena::ArenaError::Player { .. } | tafl_arena::ArenaError::Config(_) => bad_input(e),
-        tafl_arena::ArenaError::Io(_) => Failure { code: 1, error: e.into() },
-    })?;
+    let results = results?;
     let summary = Summary::new(&results);
     if let Some(dir) = &args.out {
-        write_results(dir, &results, &summary).map_err(|e| Failure { code: 1, error: e.into() })?;
+        write_results(dir, &results, &summary)?;
         if let Some(partial) = partial {
             partial.remove();
         }
         if args.plot {
             let title = format!("{} Elo ladder ({} games)", summary.variant, summary.games_played);
-            plot_ladder(&dir.join("ladder.svg"), &summary.ladder, &title)
-                .map_err(|e| Failure { code: 1, error: e.into() })?;
+            plot_ladder(&dir.join("ladder.svg"), &summary.ladder, &title)?;
         }
     }
     if args.json {

@@ -164,12 +164,9 @@ pub fn run(args: &LadderArgs) -> Result<u8, Failure> {
                 eprintln!("vs {}: {}/{} games: {}", opponent.name(), p.done, p.total, p.message);
             }
         };
-        let results = run_match(&player, opponent, &config, &factory, &progress).map_err(|e| match e {
-            tafl_arena::ArenaError::Player { .. } | tafl_arena::ArenaError::Config(_) => bad_input(e),
-            tafl_arena::ArenaError::Io(_) => Failure { code: 1, error: e.into() },
-        })?;
+        let results = run_match(&player, opponent, &config, &factory, &progress)?;
         let dir = out.join(format!("{:02}-{}", index + 1, file_name(opponent.name())));
-        write_results(&dir, &results, &Summary::new(&results)).map_err(|e| Failure { code: 1, error: e.into() })?;
+        write_results(&dir, &results, &Summary::new(&results))?;
         let rung = Rung::from_match(&results);
         let line = format!(
             "vs {}: {:.1}% over {} games, Elo {:+.0}",

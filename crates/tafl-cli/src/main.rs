@@ -107,6 +107,13 @@ pub fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
     Failure { code: 2, error: error.into() }
 }
 
+impl From<tafl_arena::ArenaError> for Failure {
+    /// Bad input (exit code 2) when the players or options are at fault, else exit code 1.
+    fn from(error: tafl_arena::ArenaError) -> Self {
+        Failure { code: if error.is_bad_input() { 2 } else { 1 }, error: error.into() }
+    }
+}
+
 /// `--level N` as the player spec it stands for.
 pub fn level_spec(level: Option<u8>) -> Result<Option<String>, Failure> {
     level.map(tafl_arena::levels::level_spec_text).transpose().map_err(bad_input)

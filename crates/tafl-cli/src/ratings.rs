@@ -102,7 +102,7 @@ pub fn run(args: &RatingsArgs) -> Result<u8, Failure> {
     if let Some(plot) = &args.plot {
         let scale = args.anchor.as_deref().map_or_else(|| "mean 0".to_string(), |a| format!("{a} at 0"));
         let title = format!("{} players, {games} games ({scale})", entries.len());
-        plot_ladder(plot, &entries, &title).map_err(|e| Failure { code: 1, error: e.into() })?;
+        plot_ladder(plot, &entries, &title)?;
     }
     if args.json {
         let json = serde_json::to_string_pretty(&entries).map_err(|e| Failure { code: 1, error: e.into() })?;

@@ -18,12 +18,19 @@ pub type Series = (String, Vec<(f64, f64)>);
 
 const COLOURS: [RGBColor; 6] = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
 
-/// Draws `series` as lines with points into an SVG file.
+/// Draws `series` as lines with points into an SVG file, written whole or not at all.
 ///
 /// # Errors
-/// The file cannot be written.
+/// The plot cannot be drawn or the file cannot be written.
 pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), ZeroError> {
-    let err = |e: &dyn std::fmt::Display| ZeroError::Plot { path: path.to_path_buf(), message: e.to_string() };
+    let mut svg = String::new();
+    draw_lines(&mut svg, title, x_label, y_label, series)
+        .map_err(|message| ZeroError::Plot { path: path.to_path_buf(), message })?;
+    tafl_files::write_atomic(path, svg.as_bytes()).map_err(|e| ZeroError::io(path, e))
+}
+
+fn draw_lines(svg: &mut String, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
     let points = || series.iter().flat_map(|(_, p)| p.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in points() {
@@ -34,7 +41,7 @@ pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series
     }
     let pad_x = ((x1 - x0) * 0.05).max(0.5);
     let pad_y = ((y1 - y0) * 0.1).max(0.05);
-    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (800, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
