@@ -13,6 +13,9 @@ fn shipped_configs_parse() {
         ("levers/tactical", include_str!("../../../../configs/levers/tactical.toml")),
         ("levers/spread", include_str!("../../../../configs/levers/spread.toml")),
         ("levers/ownership", include_str!("../../../../configs/levers/ownership.toml")),
+        ("levers/sides", include_str!("../../../../configs/levers/sides.toml")),
+        ("levers/b6c64", include_str!("../../../../configs/levers/b6c64.toml")),
+        ("levers/past", include_str!("../../../../configs/levers/past.toml")),
     ] {
         let config = RunConfig::from_toml(text).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
         config.variant(None).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
