@@ -13,6 +13,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::Serialize;
 use tafl_run::RunDir;
 use tafl_run::metrics::{EvalResult, GateResult, Metric};
+use tafl_run::rundir::ModelInfo;
+use tafl_zero::config::RunConfig;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -28,8 +30,8 @@ const POLL: Duration = Duration::from_secs(2);
 pub struct ModelView {
     /// Its id (`m000003`).
     pub id: String,
-    /// Its `meta.json` (iteration, samples, net, time), if readable.
-    pub meta: Option<serde_json::Value>,
+    /// What its `meta.json` says of it (iteration, samples, net, time), if readable.
+    pub meta: Option<ModelInfo>,
     /// Its gate result, if it was gated.
     pub gate: Option<GateResult>,
     /// Its evaluation against the ladder, if evaluated.
@@ -86,18 +88,11 @@ pub fn is_run(path: &Path) -> bool {
     RunDir::holds_models(path) || RunDir::holds_logs(path)
 }
 
-/// The variant a run's config names.
+/// The variant a run's config names (the default config's when it has none or it does not
+/// read).
 fn run_variant(run: &RunDir) -> String {
-    run.read_config()
-        .ok()
-        .flatten()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .and_then(|t| t.get("run")?.get("variant")?.as_str().map(str::to_string))
-        .unwrap_or_else(|| "copenhagen".to_string())
-}
-
-fn read_json(path: &Path) -> Option<serde_json::Value> {
-    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+    let config = run.read_config().ok().flatten().and_then(|text| RunConfig::from_toml(&text).ok());
+    config.unwrap_or_else(RunConfig::default_config).run.variant
 }
 
 fn modified(path: &Path) -> f64 {
@@ -156,7 +151,7 @@ fn view(path: &Path, run: &RunDir) -> RunView {
         .models()
         .into_iter()
         .map(|id| ModelView {
-            meta: read_json(&run.model_meta_path(&id)),
+            meta: run.model_summary(&id),
             gate: run.gate_result(&id),
             eval: run.eval_result(&id),
             id,

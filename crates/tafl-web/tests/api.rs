@@ -375,6 +375,11 @@ async fn a_run_shows_metrics_models_and_games() {
     text.push_str("{\"cut by a kill\n");
     std::fs::write(run.join("logs/metrics.jsonl"), text).expect("metrics");
     std::fs::write(run.join("config.toml"), "[run]\nvariant = \"brandubh\"\n").expect("config");
+    let meta = tafl_run::rundir::ModelInfo { iteration: 1, net: "b1c8".into(), ..Default::default() };
+    let config = tafl_nn::TaflNetConfig::new(7, tafl_nn::INPUT_PLANES, 1, 8);
+    let net = config.init(&tafl_nn::device());
+    tafl_nn::checkpoint::save(&run.join("models/m000001"), &net, &config, &meta.into_meta("brandubh", 10), None)
+        .expect("a model");
     std::fs::write(run.join("arena/gate-m000001.csv"), "# gate: m000001 vs m000000\nd1-d3 e5-e2,0,0,Ongoing\n")
         .expect("games");
     let app = app(vec![run.clone()]);
@@ -383,6 +388,9 @@ async fn a_run_shows_metrics_models_and_games() {
     let view: Value = serde_json::from_str(&body).expect("JSON");
     assert_eq!(view["metrics"].as_array().expect("metrics").len(), 3);
     assert_eq!(view["variant"], "brandubh");
+    assert_eq!(view["models"][0]["id"], "m000001");
+    assert_eq!(view["models"][0]["meta"]["iteration"], 1);
+    assert_eq!(view["models"][0]["meta"]["net"], "b1c8");
     assert_eq!(view["games"][0]["source"], "arena/gate-m000001.csv");
     assert_eq!(view["games"][0]["title"], "gate: m000001 vs m000000");
     let (status, body) = get(&app, "/api/runs/1").await;

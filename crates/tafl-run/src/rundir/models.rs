@@ -252,6 +252,14 @@ impl RunDir {
         Ok(sent)
     }
 
+    /// The run fields of a model's metadata whatever its variant and encoding, as a dashboard
+    /// lists them; `None` when its `meta.json` is missing or does not parse.
+    #[must_use]
+    pub fn model_summary(&self, id: &str) -> Option<ModelInfo> {
+        let meta: CheckpointMeta = serde_json::from_slice(&fs::read(self.model_meta_path(id)).ok()?).ok()?;
+        Some(ModelInfo { id: id.to_string(), ..ModelInfo::from_meta(&meta) })
+    }
+
     /// The run fields of a model's metadata.
     ///
     /// # Errors
