@@ -97,7 +97,7 @@ impl TaflNetConfig {
         let value = conv(1, c, self.value_channels)
             + linear(2 * self.value_channels, self.value_hidden)
             + linear(self.value_hidden, 1);
-        // With heads by side both pairs run on every position (see `TaflNet::heads`).
+        // With heads by side both pairs run on every position (see `TaflNet::forward`).
         let pairs = if self.has_heads_by_side() { 2 } else { 1 };
         trunk + pairs * (policy + value)
     }
