@@ -209,7 +209,7 @@ fn bad_specs_fail_before_any_game() {
 #[test]
 fn a_run_that_cannot_work_says_why_and_whose_fault_it_is() {
     let random = spec("random");
-    let e = run_tournament(&[random.clone()], &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
+    let e = run_tournament(std::slice::from_ref(&random), &config(1), &BuiltinFactory, &|_| {}).unwrap_err();
     assert!(matches!(e, ArenaError::TooFewPlayers(1)) && e.is_bad_input(), "{e}");
     let e = run_match(&random, &random, &ArenaConfig { openings: Vec::new(), ..config(1) }, &BuiltinFactory, &|_| {})
         .unwrap_err();
