@@ -97,7 +97,7 @@ impl TaflNetConfig {
         let value = conv(1, c, self.value_channels)
             + linear(2 * self.value_channels, self.value_hidden)
             + linear(self.value_hidden, 1);
-        // With heads by side both pairs run on every position (see `TaflNet::forward`).
+        // With heads by side both pairs run on every position (see `TaflNet::heads`).
         let pairs = if self.has_heads_by_side() { 2 } else { 1 };
         trunk + pairs * (policy + value)
     }
@@ -583,13 +583,7 @@ impl TaflNet {
         for block in &self.blocks {
             x = block.forward(x);
         }
-        let mut policy_logits = self.policy.forward_gather(x.clone());
-        let mut value = self.value.forward(x.clone());
-        if let (Some(heads), Some(side)) = (&self.defenders, side) {
-            policy_logits =
-                by_side(policy_logits, heads.policy.forward_gather(x.clone()), side.clone().unsqueeze_dim(1));
-            value = by_side(value, heads.value.forward(x), side);
-        }
+        let (policy_logits, value) = self.heads(x, side, PolicyHead::forward_gather);
         NetOutput { policy_logits, value, ownership: None }
     }
 
@@ -615,15 +609,29 @@ impl TaflNet {
             x = block.forward(x);
         }
         let ownership = self.ownership.as_ref().map(|head| head.forward(x.clone()));
-        let mut policy_logits = self.policy.forward(x.clone());
-        let mut value = self.value.forward(x.clone());
-        // Both pairs run on every position and each position keeps its side's: the heads are a
-        // few percent of the work, and each pair's gradient comes from its own side's positions.
-        if let (Some(heads), Some(side)) = (&self.defenders, side) {
-            policy_logits = by_side(policy_logits, heads.policy.forward(x.clone()), side.clone().unsqueeze_dim(1));
-            value = by_side(value, heads.value.forward(x), side);
-        }
+        let (policy_logits, value) = self.heads(x, side, PolicyHead::forward);
         NetOutput { policy_logits, value, ownership }
+    }
+
+    /// The policy logits (by `policy`, one of [`PolicyHead`]'s forward passes) and values of the
+    /// trunk's output `x`; with heads by side, `side` says whose pair answers for each position.
+    /// Both pairs run on every position and each position keeps its side's: the heads are a few
+    /// percent of the work, and each pair's gradient comes from its own side's positions.
+    fn heads(
+        &self,
+        x: Tensor<4>,
+        side: Option<Tensor<1>>,
+        policy: fn(&PolicyHead, Tensor<4>) -> Tensor<2>,
+    ) -> (Tensor<2>, Tensor<1>) {
+        let logits = policy(&self.policy, x.clone());
+        let value = self.value.forward(x.clone());
+        match (&self.defenders, side) {
+            (Some(heads), Some(side)) => (
+                by_side(logits, policy(&heads.policy, x.clone()), side.clone().unsqueeze_dim(1)),
+                by_side(value, heads.value.forward(x), side),
+            ),
+            _ => (logits, value),
+        }
     }
 }
 
