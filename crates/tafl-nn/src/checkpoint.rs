@@ -360,7 +360,9 @@ fn check_config(config: &TaflNetConfig, weights_len: usize, path: &Path) -> Resu
         && (1..=64).contains(&c.input_planes)
         && c.blocks <= 256
         && [c.channels, c.policy_channels, c.value_channels].iter().all(|n| (1..=1024).contains(n))
-        && (1..=4096).contains(&c.value_hidden);
+        && (1..=4096).contains(&c.value_hidden)
+        // Heads by side read who is to move from its plane.
+        && (!c.has_heads_by_side() || c.input_planes > crate::encoding::DEFENDERS_TO_MOVE);
     // The stem and the trunk's 3x3 convolutions alone hold this many weights, each at least
     // two bytes in any record precision (in range, the product stays far below usize::MAX).
     let trunk = || 9 * c.channels * (c.input_planes + 2 * c.blocks * c.channels);

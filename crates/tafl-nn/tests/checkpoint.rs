@@ -226,6 +226,13 @@ fn every_damage_to_a_checkpoint_fails_cleanly_or_changes_nothing() {
         assert!(matches!(err, CheckpointError::Corrupt { .. }), "{key}: {err}");
         fs::write(dir.join("config.json"), serde_json::to_vec(&good).expect("json")).expect("restore");
     }
+    // Heads by side on a net without the plane that says who is to move.
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("config.json")).expect("read")).expect("json");
+    (json["heads_by_side"], json["input_planes"]) = (true.into(), 3.into());
+    fs::write(dir.join("config.json"), serde_json::to_vec(&json).expect("json")).expect("write");
+    let err = checkpoint::load(&dir, &expected(), &device()).expect_err("no side plane to read");
+    assert!(matches!(err, CheckpointError::Corrupt { .. }), "{err}");
 }
 
 /// Weights whose record calls a float tensor integer data (the dtype in burnpack's header, which
