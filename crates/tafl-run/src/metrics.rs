@@ -7,6 +7,7 @@
 //! its default, and a float written as `null` (serde_json's NaN and infinities) as NaN.
 
 use serde::{Deserialize, Deserializer, Serialize};
+use tafl_rules::Side;
 
 /// One line of the run's metrics: when, by whom, and what.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -58,12 +59,46 @@ pub struct ImportedSource {
     pub games: u64,
     /// Samples they gave.
     pub samples: u64,
-    /// Games the attackers won.
+    /// The games by result.
+    #[serde(flatten)]
+    pub results: Results,
+}
+
+/// Games by result: won by either side, or drawn. Flattened into the events that carry it, so
+/// that its three fields sit beside the others on disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Results {
+    /// Games won by the attackers.
     pub attacker_wins: u64,
-    /// Games the defenders won.
+    /// Games won by the defenders.
     pub defender_wins: u64,
-    /// Drawn games.
+    /// Drawn games (the length cap included).
     pub draws: u64,
+}
+
+impl Results {
+    /// Counts a game won by `winner` (`None`: drawn).
+    pub fn add(&mut self, winner: Option<Side>) {
+        match winner {
+            Some(Side::Attackers) => self.attacker_wins += 1,
+            Some(Side::Defenders) => self.defender_wins += 1,
+            None => self.draws += 1,
+        }
+    }
+
+    /// All the games counted.
+    #[must_use]
+    pub fn games(&self) -> u64 {
+        self.attacker_wins + self.defender_wins + self.draws
+    }
+}
+
+impl std::fmt::Display for Results {
+    /// `12/40/3`: the attackers' wins, the defenders' and the draws.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}/{}", self.attacker_wins, self.defender_wins, self.draws)
+    }
 }
 
 /// Results of the self-play games against one opponent.
@@ -113,12 +148,9 @@ pub struct SelfPlayMetrics {
     /// Mean game length in plies.
     #[serde(deserialize_with = "float")]
     pub mean_plies: f64,
-    /// Games won by the attackers.
-    pub attacker_wins: u64,
-    /// Games won by the defenders.
-    pub defender_wins: u64,
-    /// Drawn games (the length cap included).
-    pub draws: u64,
+    /// The games by result.
+    #[serde(flatten)]
+    pub results: Results,
     /// Games ended by resignation.
     pub resignations: u64,
     /// Played-out games in which a side would have resigned.
@@ -408,6 +440,26 @@ mod tests {
             panic!("not a warm start")
         };
         assert_eq!(w.sources[0].games, 860);
+    }
+
+    #[test]
+    fn a_selfplay_lines_results_sit_beside_its_other_fields() {
+        // As every run has written it: the three counts at the top level, a rate as null.
+        let line = r#"{"event":"selfplay","time":3,"model":"m000004","games":7,"moves_per_s":null,"attacker_wins":2,"defender_wins":4,"draws":1,"resignations":1}"#;
+        let metric: Metric = serde_json::from_str(line).expect("parse");
+        let Event::Selfplay(selfplay) = &metric.event else { panic!("not a selfplay event: {metric:?}") };
+        assert_eq!(selfplay.results, Results { attacker_wins: 2, defender_wins: 4, draws: 1 });
+        assert_eq!(selfplay.results.games(), selfplay.games);
+        assert_eq!(selfplay.resignations, 1);
+        assert!(selfplay.moves_per_s.is_nan());
+        let value: serde_json::Value = serde_json::to_value(&metric).expect("serialise");
+        assert_eq!(value["defender_wins"], 4, "written flat again: {value}");
+        assert!(value.get("results").is_none(), "{value}");
+        let mut results = Results::default();
+        for winner in [Some(Side::Attackers), None, Some(Side::Defenders), Some(Side::Attackers)] {
+            results.add(winner);
+        }
+        assert_eq!(results.to_string(), "2/1/1");
     }
 
     #[test]

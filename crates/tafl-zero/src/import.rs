@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tafl_arena::{PlayerFactory, PlayerSpec, play_game, random_openings};
 use tafl_rules::notation::{ArchiveGame, parse_archive_line};
 use tafl_rules::{Game, Outcome, Side, Variant};
+use tafl_run::metrics::Results;
 use tafl_run::shard::{Sample, ShardHeader, shard_stem, write_shard};
 
 use crate::config::WarmStartConfig;
@@ -49,12 +50,8 @@ pub struct ImportStats {
     pub games: u64,
     /// Samples written.
     pub samples: u64,
-    /// Games won by the attackers, the defenders, and drawn.
-    pub attacker_wins: u64,
-    /// See `attacker_wins`.
-    pub defender_wins: u64,
-    /// See `attacker_wins`.
-    pub draws: u64,
+    /// The games by result.
+    pub results: Results,
     /// Lines that repeat an earlier game (paired arena games between deterministic players).
     pub duplicates: u64,
     /// Why a line was skipped, naming its file and line.
@@ -66,11 +63,9 @@ impl ImportStats {
     #[must_use]
     pub fn summary(&self) -> String {
         format!(
-            "{} games (attackers/defenders/draws {}/{}/{}), {} samples; {} repeated and {} unusable lines skipped",
+            "{} games (attackers/defenders/draws {}), {} samples; {} repeated and {} unusable lines skipped",
             self.games,
-            self.attacker_wins,
-            self.defender_wins,
-            self.draws,
+            self.results,
             self.samples,
             self.duplicates,
             self.skipped.len()
@@ -177,11 +172,7 @@ pub fn import_records(
                 continue;
             }
         };
-        match winner {
-            Some(Side::Attackers) => stats.attacker_wins += 1,
-            Some(Side::Defenders) => stats.defender_wins += 1,
-            None => stats.draws += 1,
-        }
+        stats.results.add(winner);
         stats.games += 1;
         stats.samples += samples.len() as u64;
         batch.extend(samples);
@@ -324,7 +315,7 @@ mod tests {
         assert_eq!(stats.duplicates, lines, "the second copy is skipped");
         let ongoing = ARCHIVE.lines().filter(|l| l.ends_with(",Ongoing")).count() as u64;
         assert!(stats.games >= lines - ongoing - 5 && stats.games <= lines, "{stats:?}");
-        assert_eq!(stats.games, stats.attacker_wins + stats.defender_wins + stats.draws);
+        assert_eq!(stats.games, stats.results.games());
         let bad = doubled.lines().position(|l| l.starts_with("this is")).expect("the bad line") + 1;
         assert!(
             stats.skipped.iter().any(|s| s.starts_with(&format!("archive.csv:{bad}: column 1"))),

@@ -237,16 +237,14 @@ impl Run {
     fn report_selfplay(&self, best: &str, stats: &SelfPlayStats, observer: &dyn Observer) {
         let specs = self.config.selfplay.opponent.specs();
         observer.info(&format!(
-            "selfplay {best}: {} games in {:.0}s ({:.1} games/min, {:.0} evals/s), {} samples, mean {:.0} plies, attackers/defenders/draws {}/{}/{}, {} resigned ({} of {} playouts would have been wrong)",
+            "selfplay {best}: {} games in {:.0}s ({:.1} games/min, {:.0} evals/s), {} samples, mean {:.0} plies, attackers/defenders/draws {}, {} resigned ({} of {} playouts would have been wrong)",
             stats.games,
             stats.seconds,
             stats.games as f64 * 60.0 / stats.seconds.max(1e-9),
             stats.evaluations as f64 / stats.seconds.max(1e-9),
             stats.samples,
             stats.plies as f64 / stats.games.max(1) as f64,
-            stats.attacker_wins,
-            stats.defender_wins,
-            stats.draws,
+            stats.results,
             stats.resignations,
             stats.false_resignations,
             stats.playouts_with_resign
@@ -494,27 +492,18 @@ impl Run {
 /// Reports one imported source and returns it for the metrics.
 fn imported(name: &str, stats: &ImportStats, observer: &dyn Observer) -> ImportedSource {
     observer.info(&format!("warm start: {name}: {}", stats.summary()));
-    ImportedSource {
-        source: name.to_string(),
-        games: stats.games,
-        samples: stats.samples,
-        attacker_wins: stats.attacker_wins,
-        defender_wins: stats.defender_wins,
-        draws: stats.draws,
-    }
+    ImportedSource { source: name.to_string(), games: stats.games, samples: stats.samples, results: stats.results }
 }
 
 /// Self-play's progress line: speed, batch, samples and results so far.
 fn progress_text(s: &SelfPlayStats) -> String {
     let t = s.seconds.max(1e-9);
     format!(
-        "{:.0} evals/s, batch {:.0}, {:.1} moves/s, {} samples, A/D/= {}/{}/{}",
+        "{:.0} evals/s, batch {:.0}, {:.1} moves/s, {} samples, A/D/= {}",
         s.evaluations as f64 / t,
         s.evaluations as f64 / s.batches.max(1) as f64,
         s.moves as f64 / t,
         s.samples,
-        s.attacker_wins,
-        s.defender_wins,
-        s.draws
+        s.results
     )
 }

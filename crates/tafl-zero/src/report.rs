@@ -223,9 +223,9 @@ fn selfplay_plots(out: &Path, selfplay: &[&SelfPlayMetrics]) -> Result<Vec<Plot>
         "self-play games",
         "share of games",
         &[
-            ("attackers win".into(), along(&share(|m| m.attacker_wins))),
-            ("defenders win".into(), along(&share(|m| m.defender_wins))),
-            ("draw".into(), along(&share(|m| m.draws))),
+            ("attackers win".into(), along(&share(|m| m.results.attacker_wins))),
+            ("defenders win".into(), along(&share(|m| m.results.defender_wins))),
+            ("draw".into(), along(&share(|m| m.results.draws))),
         ],
     )?;
     line_chart(

@@ -29,7 +29,7 @@ use tafl_arena::{PlayerFactory, PlayerSpec, SpecError};
 use tafl_rules::notation::{archive_result, ply_text, write_archive_line};
 use tafl_rules::{Game, Move, Outcome, Side, Variant};
 pub use tafl_run::metrics::OpponentTally;
-use tafl_run::metrics::SelfPlayMetrics;
+use tafl_run::metrics::{Results, SelfPlayMetrics};
 use tafl_run::shard::Sample;
 use tafl_search::mcts::{Search, SearchParams, step_searches};
 use tafl_search::{Evaluator, Limits, Player};
@@ -80,12 +80,8 @@ pub struct SelfPlayStats {
     pub batches: u64,
     /// Wall seconds.
     pub seconds: f64,
-    /// Games won by the attackers.
-    pub attacker_wins: u64,
-    /// Games won by the defenders.
-    pub defender_wins: u64,
-    /// Drawn games (the length cap included).
-    pub draws: u64,
+    /// The games by result.
+    pub results: Results,
     /// Games ended by resignation.
     pub resignations: u64,
     /// Played-out games in which a side would have resigned.
@@ -105,11 +101,7 @@ impl SelfPlayStats {
         self.games += 1;
         self.samples += game.samples.len() as u64;
         self.plies += game.plies as u64;
-        match game.winner {
-            Some(Side::Attackers) => self.attacker_wins += 1,
-            Some(Side::Defenders) => self.defender_wins += 1,
-            None => self.draws += 1,
-        }
+        self.results.add(game.winner);
         if game.reason == "resigned" {
             self.resignations += 1;
         }
@@ -160,9 +152,7 @@ impl SelfPlayStats {
             samples_per_s: self.samples as f64 / s,
             mean_batch: if self.batches == 0 { 0.0 } else { self.evaluations as f64 / self.batches as f64 },
             mean_plies: self.plies as f64 / games,
-            attacker_wins: self.attacker_wins,
-            defender_wins: self.defender_wins,
-            draws: self.draws,
+            results: self.results,
             resignations: self.resignations,
             playouts_with_resign: self.playouts_with_resign,
             false_resignations: self.false_resignations,
