@@ -75,6 +75,12 @@ struct Online {
 }
 
 impl Online {
+    /// `tafl online` as `username` (password `pw`, the account created if new) on `host`.
+    fn log_in(host: &str, username: &str, args: &[&str]) -> Online {
+        let account = ["--host", host, "--username", username, "--password", "pw", "--create-account"];
+        Online::start(&[&account[..], args].concat())
+    }
+
     fn start(args: &[&str]) -> Online {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tafl"))
             .arg("online")
@@ -167,40 +173,16 @@ fn two_games(board: &str, time: &str, ab: &str, limit: Duration) -> (String, Str
     let _server = Server::start();
     let ab_records = records_dir(&format!("ab{board}"));
     let rnd_records = records_dir(&format!("rnd{board}"));
-    let common = ["--host", "127.0.0.1", "--password", "pw", "--create-account", "--games", "2", "--concurrent", "2"];
+    let common = ["--games", "2", "--concurrent", "2"];
     let ab_dir = ab_records.to_string_lossy().to_string();
     let mut args: Vec<&str> = common.to_vec();
-    args.extend([
-        "--username",
-        "ai-ab",
-        "--player",
-        ab,
-        "--create",
-        "both",
-        "--board",
-        board,
-        "--time",
-        time,
-        "--records",
-        &ab_dir,
-    ]);
-    let alphabeta = Online::start(&args);
+    args.extend(["--player", ab, "--create", "both", "--board", board, "--time", time, "--records", &ab_dir]);
+    let alphabeta = Online::log_in("127.0.0.1", "ai-ab", &args);
     let ids = alphabeta.offers(2);
     let rnd_dir = rnd_records.to_string_lossy().to_string();
     let mut args: Vec<&str> = common.to_vec();
-    args.extend([
-        "--username",
-        "ai-random",
-        "--player",
-        "random:seed=5",
-        "--records",
-        &rnd_dir,
-        "--join",
-        &ids[0],
-        "--join",
-        &ids[1],
-    ]);
-    let random = Online::start(&args);
+    args.extend(["--player", "random:seed=5", "--records", &rnd_dir, "--join", &ids[0], "--join", &ids[1]]);
+    let random = Online::log_in("127.0.0.1", "ai-random", &args);
     let ab_log = alphabeta.finish(limit);
     let rnd_log = random.finish(Duration::from_secs(30));
     let size: u8 = board.parse().unwrap();
@@ -301,43 +283,28 @@ fn a_dropped_connection_mid_game_resumes() {
     let (proxy, cuts) = cutting_proxy(6);
     let records = records_dir("drop");
     let dir = records.to_string_lossy().to_string();
-    let alphabeta = Online::start(&[
-        "--host",
+    let alphabeta = Online::log_in(
         &proxy,
-        "--username",
         "ai-ab",
-        "--password",
-        "pw",
-        "--create-account",
-        "--player",
-        "alphabeta:depth=2",
-        "--create",
-        "attacker",
-        "--games",
-        "1",
-        "--time",
-        "5m+5s",
-        "--records",
-        &dir,
-    ]);
+        &[
+            "--player",
+            "alphabeta:depth=2",
+            "--create",
+            "attacker",
+            "--games",
+            "1",
+            "--time",
+            "5m+5s",
+            "--records",
+            &dir,
+        ],
+    );
     let ids = alphabeta.offers(1);
-    let random = Online::start(&[
-        "--host",
+    let random = Online::log_in(
         "127.0.0.1",
-        "--username",
         "ai-random",
-        "--password",
-        "pw",
-        "--create-account",
-        "--player",
-        "random:seed=9",
-        "--join",
-        &ids[0],
-        "--games",
-        "1",
-        "--records",
-        &dir,
-    ]);
+        &["--player", "random:seed=9", "--join", &ids[0], "--games", "1", "--records", &dir],
+    );
     let ab = alphabeta.finish(Duration::from_secs(300));
     random.finish(Duration::from_secs(30));
     assert_eq!(cuts.load(Ordering::SeqCst), 1, "{ab}");
@@ -385,41 +352,17 @@ fn ctrl_c_resigns_the_game_in_progress_when_asked() {
     let records = records_dir("stop");
     let dir = records.to_string_lossy().to_string();
     // Slow moves (a quarter of a minute each), so that the game is surely in progress.
-    let alphabeta = Online::start(&[
-        "--host",
+    let alphabeta = Online::log_in(
         "127.0.0.1",
-        "--username",
         "ai-ab",
-        "--password",
-        "pw",
-        "--create-account",
-        "--player",
-        "alphabeta:depth=30",
-        "--create",
-        "defender",
-        "--on-stop",
-        "resign",
-        "--records",
-        &dir,
-    ]);
+        &["--player", "alphabeta:depth=30", "--create", "defender", "--on-stop", "resign", "--records", &dir],
+    );
     let ids = alphabeta.offers(1);
-    let random = Online::start(&[
-        "--host",
+    let random = Online::log_in(
         "127.0.0.1",
-        "--username",
         "ai-random",
-        "--password",
-        "pw",
-        "--create-account",
-        "--player",
-        "random",
-        "--join",
-        &ids[0],
-        "--games",
-        "1",
-        "--records",
-        &dir,
-    ]);
+        &["--player", "random", "--join", &ids[0], "--games", "1", "--records", &dir],
+    );
     loop {
         let line = alphabeta.lines.recv_timeout(Duration::from_secs(60)).unwrap();
         if line.contains("started:") {

@@ -453,6 +453,23 @@ mod tests {
     use super::*;
     use tafl_rules::Game;
 
+    /// What the tests' shards are read as: Brandubh, encoding 7.
+    fn brandubh() -> ShardExpect {
+        ShardExpect { variant: "brandubh".into(), encoding_version: 7 }
+    }
+
+    /// A Brandubh shard in a fresh folder of its own (`test` names it): two copies of the start
+    /// position's sample with `policy`. Returns the folder, the shard and the sample.
+    fn two_sample_shard(test: &str, policy: Vec<(u16, f32)>) -> (std::path::PathBuf, std::path::PathBuf, Sample) {
+        let dir = std::env::temp_dir().join(format!("tafl-run-shard-{test}-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let mut s = Sample::of_position(&Position::start(Variant::preset("brandubh").unwrap()), 1, 0, 0);
+        s.policy = policy;
+        let path = dir.join("shard.bin");
+        write_shard(&path, header("brandubh"), &[s.clone(), s.clone()]).unwrap();
+        (dir, path, s)
+    }
+
     fn header(variant: &str) -> ShardHeader {
         ShardHeader {
             format_version: 0,
@@ -484,14 +501,8 @@ mod tests {
 
     #[test]
     fn shards_round_trip_and_damage_is_reported() {
-        let dir = std::env::temp_dir().join(format!("tafl-zero-shard-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let variant = Variant::preset("brandubh").unwrap();
-        let mut s = Sample::of_position(&Position::start(variant), 1, 0, 0);
-        s.policy = vec![(3, 0.5), (9, 0.5)];
-        let path = dir.join("a.bin");
-        write_shard(&path, header("brandubh"), &[s.clone(), s.clone()]).unwrap();
-        let expect = ShardExpect { variant: "brandubh".into(), encoding_version: 7 };
+        let (dir, path, s) = two_sample_shard("round-trip", vec![(3, 0.5), (9, 0.5)]);
+        let expect = brandubh();
         let (h, samples) = read_shard(&path, &expect).unwrap();
         assert_eq!((h.count, samples.len()), (2, 2));
         assert_eq!(samples[1], s);
@@ -504,7 +515,7 @@ mod tests {
         bytes[last] ^= 0xff;
         fs::write(&path, &bytes).unwrap();
         let e = read_shard(&path, &expect).unwrap_err().to_string();
-        assert!(e.contains("checksum") && e.contains("a.bin"), "{e}");
+        assert!(e.contains("checksum") && e.contains("shard.bin"), "{e}");
         fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         assert!(read_shard(&path, &expect).is_err());
         assert!(read_header(&path, &expect).is_err());
@@ -536,7 +547,7 @@ mod tests {
         assert_eq!(ending.owner(300), 0.0, "past the masks: nobody");
         let path = dir.join("ending.bin");
         write_shard(&path, header("brandubh"), std::slice::from_ref(&s)).unwrap();
-        let expect = ShardExpect { variant: "brandubh".into(), encoding_version: 7 };
+        let expect = brandubh();
         assert_eq!(read_shard(&path, &expect).unwrap().1, [s]);
         let _ = fs::remove_dir_all(&dir);
     }
@@ -569,7 +580,7 @@ mod tests {
         let mut bytes = frame_payload(path, h, &payload).unwrap();
         // The header's first field is its format version.
         bytes[12..16].copy_from_slice(&1u32.to_le_bytes());
-        let expect = ShardExpect { variant: "brandubh".into(), encoding_version: 7 };
+        let expect = brandubh();
         let (h, samples) = decode_shard(path, &bytes, &expect).unwrap();
         assert_eq!(h.format_version, 1);
         assert_eq!(samples, [s]);
@@ -585,15 +596,9 @@ mod tests {
         // Shards come from other machines (shared self-play workers, object storage): every
         // prefix of a valid shard and every single damaged byte must give an error or, where
         // the byte is not checked (a timestamp), the same samples; never a panic.
-        let dir = std::env::temp_dir().join(format!("tafl-zero-shard-damage-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let variant = Variant::preset("brandubh").unwrap();
-        let mut s = Sample::of_position(&Position::start(variant), 1, 0, 0);
-        s.policy = vec![(3, 0.25), (9, 0.75)];
-        let path = dir.join("good.bin");
-        write_shard(&path, header("brandubh"), &[s.clone(), s.clone()]).unwrap();
+        let (dir, path, s) = two_sample_shard("damage", vec![(3, 0.25), (9, 0.75)]);
         let good = fs::read(&path).unwrap();
-        let expect = ShardExpect { variant: "brandubh".into(), encoding_version: 7 };
+        let expect = brandubh();
         let damaged = dir.join("damaged.bin");
         for len in 0..good.len() {
             fs::write(&damaged, &good[..len]).unwrap();
