@@ -50,6 +50,20 @@ pub fn set_enabled(enabled: bool) {
     ENABLED.with(|e| e.set(enabled));
 }
 
+/// Whether this path is on for the calling thread ([`set_enabled`]).
+#[must_use]
+pub fn enabled() -> bool {
+    ENABLED.with(Cell::get)
+}
+
+/// `f()` with this path on or off for the calling thread, as it was afterwards.
+pub fn with_enabled<R>(enabled: bool, f: impl FnOnce() -> R) -> R {
+    let before = ENABLED.with(|e| e.replace(enabled));
+    let out = f();
+    set_enabled(before);
+    out
+}
+
 /// Whether [`conv2d`] takes this path for tensors on `device`.
 #[must_use]
 pub fn applies_to(device: &Device) -> bool {
@@ -149,6 +163,15 @@ pub(crate) fn values(t: &FlexTensor) -> Cow<'_, [f32]> {
     }
 }
 
+/// `len` zeros written by the pool's threads. The step's buffers are megabytes (3 MB for one
+/// b4c48 layer at batch 128), and `vec![0.0; len]` clears a reused block on the calling thread
+/// alone while the pool waits: in `perf` a quarter of that thread's time, with the other core idle.
+pub(crate) fn zeros(len: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(len);
+    out.par_extend(rayon::iter::repeat_n(0.0, len));
+    out
+}
+
 /// A tensor of `values` in `shape`.
 pub(crate) fn tensor(values: Vec<f32>, shape: impl Into<Shape>) -> FlexTensor {
     FlexTensor::from_data(TensorData::new(values, shape))
@@ -195,7 +218,7 @@ impl ConvShape {
     /// `[batch][channel][square]` to `[channel][batch · square]`.
     fn channel_major(self, x: &[f32], channels: usize) -> Vec<f32> {
         let area = self.area();
-        let mut out = vec![0.0; x.len()];
+        let mut out = zeros(x.len());
         out.par_chunks_exact_mut(self.columns().max(1)).enumerate().for_each(|(channel, row)| {
             for (position, squares) in row.chunks_exact_mut(area.max(1)).enumerate() {
                 let from = (position * channels + channel) * area;
@@ -208,7 +231,7 @@ impl ConvShape {
     /// `[channel][batch · square]` back to `[batch][channel][square]`.
     fn batch_major(self, x: &[f32], channels: usize) -> Vec<f32> {
         let area = self.area();
-        let mut out = vec![0.0; x.len()];
+        let mut out = zeros(x.len());
         out.par_chunks_exact_mut((channels * area).max(1)).enumerate().for_each(|(position, planes)| {
             for (channel, squares) in planes.chunks_exact_mut(area.max(1)).enumerate() {
                 let from = channel * self.columns() + position * area;
@@ -227,7 +250,7 @@ impl ConvShape {
             return x;
         }
         let (n, k) = (self.columns(), self.kernel);
-        let mut cols = vec![0.0; self.taps() * n];
+        let mut cols = zeros(self.taps() * n);
         cols.par_chunks_exact_mut((k * k * n).max(1)).zip(x.par_chunks_exact(n.max(1))).for_each(|(rows, source)| {
             for (tap, row) in rows.chunks_exact_mut(n.max(1)).enumerate() {
                 for (to, from) in self.stretches(tap) {
@@ -245,7 +268,7 @@ impl ConvShape {
             return cols;
         }
         let (n, k) = (self.columns(), self.kernel);
-        let mut x = vec![0.0; self.channels_in * n];
+        let mut x = zeros(self.channels_in * n);
         x.par_chunks_exact_mut(n.max(1)).zip(cols.par_chunks_exact((k * k * n).max(1))).for_each(|(target, rows)| {
             for (tap, row) in rows.chunks_exact(n.max(1)).enumerate() {
                 for (from, to) in self.stretches(tap) {
@@ -282,7 +305,7 @@ impl ConvShape {
             return winograd_conv(x, weight, [self.channels_in, self.channels_out], self.size, self.batch);
         }
         let cols = self.im2col(self.channel_major(x, self.channels_in));
-        let mut out = vec![0.0; self.channels_out * self.columns()];
+        let mut out = zeros(self.channels_out * self.columns());
         let dims = [self.channels_out, self.taps(), self.columns()];
         matmul_t(weight, &cols, &mut out, dims, [false, false], false, Threads::Pool);
         self.batch_major(&out, self.channels_out)
@@ -303,7 +326,7 @@ impl ConvShape {
             return winograd_conv(grad, &turned, [c_out, c_in], self.size, self.batch);
         }
         let grad = self.channel_major(grad, self.channels_out);
-        let mut cols = vec![0.0; self.taps() * self.columns()];
+        let mut cols = zeros(self.taps() * self.columns());
         let dims = [self.taps(), self.channels_out, self.columns()];
         matmul_t(weight, &grad, &mut cols, dims, [true, false], false, Threads::Pool);
         self.batch_major(&self.col2im(cols), self.channels_in)
@@ -365,7 +388,7 @@ const SLICE: usize = crate::backend::INFERENCE_CHUNK;
 fn winograd_conv(x: &[f32], weight: &[f32], [c_in, c_out]: [usize; 2], size: usize, batch: usize) -> Vec<f32> {
     let area = size * size;
     let conv = WinogradConv::new(weight, &vec![0.0; c_out], c_out, c_in);
-    let mut out = vec![0.0; batch * c_out * area];
+    let mut out = zeros(batch * c_out * area);
     out.par_chunks_mut((SLICE * c_out * area).max(1)).zip(x.par_chunks((SLICE * c_in * area).max(1))).for_each(
         |(out, x)| {
             let positions = x.len() / (c_in * area).max(1);

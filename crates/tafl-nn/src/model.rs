@@ -179,6 +179,15 @@ impl ConvBn {
         conv2d(x, weight, Some(bias), ConvOptions::new([1, 1], [pad, pad], [1, 1], 1))
     }
 
+    /// `relu(self.forward(x))`; while training, the ReLU in the batch norm's own pass
+    /// ([`crate::norm_train::batch_norm_relu`]).
+    pub fn forward_relu(&self, x: Tensor<4>) -> Tensor<4> {
+        if !self.folded && x.device().is_autodiff() && self.norm.training.is_enabled() {
+            return crate::norm_train::batch_norm_relu(&self.norm, crate::conv_train::conv2d(&self.conv, x));
+        }
+        relu(self.forward(x))
+    }
+
     /// The weight and bias this layer convolves with at inference, the batch norm folded in,
     /// whether or not [`TaflNet::fold_batch_norms`] already did it.
     pub(crate) fn inference_weights(&self) -> (Tensor<4>, Tensor<1>) {
@@ -268,7 +277,7 @@ impl ResBlock {
     /// - `x`: `[batch, channels, size, size]`
     /// - output: `[batch, channels, size, size]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let mut y = relu(self.first.forward(x.clone()));
+        let mut y = self.first.forward_relu(x.clone());
         if let Some(pool) = &self.global_pool {
             y = y.clone() + pool.forward(y);
         }
@@ -303,7 +312,7 @@ impl PolicyHead {
     /// - output: `[batch, size · size · 4(size − 1)]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<2> {
         // [batch, 4(size-1), size, size]
-        let logits = crate::conv_train::conv2d(&self.out, relu(self.hidden.forward(x)));
+        let logits = crate::conv_train::conv2d(&self.out, self.hidden.forward_relu(x));
         let [batch, moves, height, width] = logits.dims();
         // Channel-major to square-major: [batch, rank, file, dir·(size−1) + dist−1].
         logits.permute([0, 2, 3, 1]).reshape([batch, height * width * moves])
@@ -313,7 +322,7 @@ impl PolicyHead {
     /// indices instead of a permute, which burn-onnx 0.22 cannot export. Only [`crate::onnx`]
     /// uses it: training and play keep the permute, whose speed and gradients are known.
     fn forward_gather(&self, x: Tensor<4>) -> Tensor<2> {
-        let logits = self.out.forward(relu(self.hidden.forward(x)));
+        let logits = self.out.forward(self.hidden.forward_relu(x));
         let [batch, moves, height, width] = logits.dims();
         let area = height * width;
         // Square-major position i = square · moves + move reads channel-major move · area + square.
@@ -350,7 +359,7 @@ impl ValueHead {
     /// - `x`: `[batch, channels, size, size]`
     /// - output: `[batch]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<1> {
-        let pooled = global_pool(relu(self.conv.forward(x))); // [batch, 2·value_channels, 1]
+        let pooled = global_pool(self.conv.forward_relu(x)); // [batch, 2·value_channels, 1]
         let [batch, pooled_len, _] = pooled.dims();
         let hidden = relu(self.hidden.forward(pooled.reshape([batch, pooled_len])));
         tanh(self.out.forward(hidden)).reshape([batch])
@@ -381,7 +390,7 @@ impl OwnershipHead {
     /// # Shapes
     /// - `x`: `[batch, channels, size, size]`
     pub fn forward(&self, x: Tensor<4>) -> Ownership {
-        let out = crate::conv_train::conv2d(&self.out, relu(self.hidden.forward(x)));
+        let out = crate::conv_train::conv2d(&self.out, self.hidden.forward_relu(x));
         let [batch, _, height, width] = out.dims();
         let area = height * width;
         Ownership {
@@ -579,7 +588,7 @@ impl TaflNet {
     /// burn-onnx can lower (see [`PolicyHead::forward_gather`]). The same outputs up to rounding.
     pub(crate) fn forward_for_export(&self, planes: Tensor<4>) -> NetOutput {
         let side = self.defenders.as_ref().map(|_| defenders_to_move(&planes));
-        let mut x = relu(self.stem.forward(planes));
+        let mut x = self.stem.forward_relu(planes);
         for block in &self.blocks {
             x = block.forward(x);
         }
@@ -604,7 +613,7 @@ impl TaflNet {
 
     fn forward_whole(&self, planes: Tensor<4>) -> NetOutput {
         let side = self.defenders.as_ref().map(|_| defenders_to_move(&planes));
-        let mut x = relu(self.stem.forward(planes)); // [batch, channels, size, size]
+        let mut x = self.stem.forward_relu(planes); // [batch, channels, size, size]
         for block in &self.blocks {
             x = block.forward(x);
         }

@@ -311,6 +311,14 @@ impl Trainer {
 
     /// Runs one optimisation step on `batch` and returns its losses (before the update).
     pub fn step(&mut self, batch: &TrainBatch) -> StepStats {
+        // On one of the pool's threads, with the calling thread's choice of path: the step's
+        // serial work then runs where its parallel work does, instead of on a third thread
+        // that the pool's threads wait for (and that waits for them).
+        let fast = crate::conv_train::enabled();
+        rayon::scope(|_| crate::conv_train::with_enabled(fast, || self.step_here(batch)))
+    }
+
+    fn step_here(&mut self, batch: &TrainBatch) -> StepStats {
         let output = self.model.forward(batch.planes.clone());
         let losses = losses(output, batch, &self.config);
         let stats = StepStats::of(&losses);
