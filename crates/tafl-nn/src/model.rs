@@ -188,6 +188,16 @@ impl ConvBn {
         relu(self.forward(x))
     }
 
+    /// `relu(residual + self.forward(x))`, the end of a residual block; while training, the
+    /// sum and the ReLU in the batch norm's own pass ([`crate::norm_train::batch_norm_add_relu`]).
+    pub fn forward_add_relu(&self, x: Tensor<4>, residual: Tensor<4>) -> Tensor<4> {
+        if !self.folded && x.device().is_autodiff() && self.norm.training.is_enabled() {
+            let conv = crate::conv_train::conv2d(&self.conv, x);
+            return crate::norm_train::batch_norm_add_relu(&self.norm, conv, residual);
+        }
+        relu(residual + self.forward(x))
+    }
+
     /// The weight and bias this layer convolves with at inference, the batch norm folded in,
     /// whether or not [`TaflNet::fold_batch_norms`] already did it.
     pub(crate) fn inference_weights(&self) -> (Tensor<4>, Tensor<1>) {
@@ -281,7 +291,7 @@ impl ResBlock {
         if let Some(pool) = &self.global_pool {
             y = y.clone() + pool.forward(y);
         }
-        relu(x + self.second.forward(y))
+        self.second.forward_add_relu(y, x)
     }
 }
 

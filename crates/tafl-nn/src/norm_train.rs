@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 
 use burn::backend::autodiff::Autodiff;
+use burn::backend::autodiff::NodeId;
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
@@ -53,8 +54,42 @@ pub fn batch_norm_relu(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
     normalise(norm, x, true)
 }
 
+/// `relu(residual + norm.forward(x))`, the end of a residual block, as [`batch_norm_relu`]
+/// with the residual added in the same pass; its gradient is the ReLU's masked gradient.
+///
+/// # Shapes
+/// - `x`, `residual`: `[batch, channels, size, size]`, and so is the output
+pub fn batch_norm_add_relu(norm: &BatchNorm, x: Tensor<4>, residual: Tensor<4>) -> Tensor<4> {
+    if !applies_to(&x.device()) {
+        return burn::tensor::activation::relu(residual + norm.forward(x));
+    }
+    let moments = batch_moments(norm, &x);
+    Tensor::<4>::from_dispatch(<Dispatch as ChannelNorm>::channel_norm_add_relu(
+        x.into_dispatch(),
+        norm.gamma.val().into_dispatch(),
+        norm.beta.val().into_dispatch(),
+        moments.into_dispatch(),
+        residual.into_dispatch(),
+        norm.epsilon,
+    ))
+}
+
 /// [`batch_norm`] on this module's path, followed by a ReLU when `relu`.
 fn normalise(norm: &BatchNorm, x: Tensor<4>, relu: bool) -> Tensor<4> {
+    let moments = batch_moments(norm, &x);
+    Tensor::<4>::from_dispatch(<Dispatch as ChannelNorm>::channel_norm(
+        x.into_dispatch(),
+        norm.gamma.val().into_dispatch(),
+        norm.beta.val().into_dispatch(),
+        moments.into_dispatch(),
+        norm.epsilon,
+        relu,
+    ))
+}
+
+/// The batch's statistics `[2, channels]` of `x`, once for the running averages (moved by the
+/// module's momentum here) and for the norm and its backward.
+fn batch_moments(norm: &BatchNorm, x: &Tensor<4>) -> Tensor<2> {
     let [channels] = norm.gamma.dims();
     // The batch's statistics once, for the running averages and for the norm and its backward.
     let moments = Tensor::<2>::from_dispatch(<Dispatch as ChannelNorm>::channel_moments(
@@ -68,14 +103,7 @@ fn normalise(norm: &BatchNorm, x: Tensor<4>, relu: bool) -> Tensor<4> {
         |state: Tensor<1>, batch: Tensor<1>| (state.to_device(&device) * (1.0 - momentum) + batch * momentum).detach();
     norm.running_mean.update(update(norm.running_mean.value_sync(), mean));
     norm.running_var.update(update(norm.running_var.value_sync(), variance));
-    Tensor::<4>::from_dispatch(<Dispatch as ChannelNorm>::channel_norm(
-        x.into_dispatch(),
-        norm.gamma.val().into_dispatch(),
-        norm.beta.val().into_dispatch(),
-        moments.into_dispatch(),
-        norm.epsilon,
-        relu,
-    ))
+    moments
 }
 
 /// Batch normalisation with the batch's own statistics: `x [batch, channels, ...]`, `gamma`
@@ -95,6 +123,16 @@ pub trait ChannelNorm: Backend {
         relu: bool,
     ) -> FloatTensor<Self>;
 
+    /// `relu(residual + channel_norm(x, …))`.
+    fn channel_norm_add_relu(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        moments: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self>;
+
     /// Each channel's mean and biased variance, `[2, channels]` (not differentiated).
     fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self>;
 }
@@ -110,7 +148,23 @@ impl ChannelNorm for Flex {
     ) -> FloatTensor<Self> {
         let layout = Layout::of(&x);
         let stats = layout.statistics(&values(&moments), epsilon);
-        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), &stats, relu);
+        let then = if relu { Then::Relu } else { Then::Nothing };
+        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), &stats, then);
+        tensor(out, x.shape())
+    }
+
+    fn channel_norm_add_relu(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        moments: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self> {
+        let layout = Layout::of(&x);
+        let stats = layout.statistics(&values(&moments), epsilon);
+        let then = Then::AddRelu(&values(&residual));
+        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), &stats, then);
         tensor(out, x.shape())
     }
 
@@ -156,6 +210,36 @@ impl<C: CheckpointStrategy> ChannelNorm for Autodiff<Flex, C> {
         }
     }
 
+    fn channel_norm_add_relu(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        moments: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self> {
+        let backward = ResidualNormBackward { epsilon };
+        let moments = moments.into_primitive();
+        let nodes = [x.node(), gamma.node(), beta.node(), residual.node()];
+        match backward.prepare::<C>(nodes).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (x, gamma) = (x.into_primitive(), gamma.into_primitive());
+                let (beta, residual) = (beta.into_primitive(), residual.into_primitive());
+                let out =
+                    Flex::channel_norm_add_relu(x.clone(), gamma.clone(), beta, moments.clone(), residual, epsilon);
+                prep.finish((x, gamma, moments, out.clone()), out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(Flex::channel_norm_add_relu(
+                x.into_primitive(),
+                gamma.into_primitive(),
+                beta.into_primitive(),
+                moments,
+                residual.into_primitive(),
+                epsilon,
+            )),
+        }
+    }
+
     fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self> {
         // The batch's statistics, a constant to autodiff: `channel_norm`'s backward accounts for
         // them itself.
@@ -183,26 +267,61 @@ impl Backward<Flex, 3> for ChannelNormBackward {
     type State = (FlexTensor, FlexTensor, FlexTensor, Option<FlexTensor>);
 
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
-        let [node_x, node_gamma, node_beta] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
         let (x, gamma, moments, relu_out) = ops.state;
-        let layout = Layout::of(&x);
-        let stats = layout.statistics(&values(&moments), self.epsilon);
         let grad = match &relu_out {
             Some(out) => Cow::Owned(relu_backward(&values(out), &values(&grad))),
             None => values(&grad),
         };
-        let (dx, dgamma, dbeta) = layout.backward(&values(&x), &values(&gamma), &grad, &stats);
-        let channels = |v: Vec<f32>| tensor(v, [layout.channels]);
-        if let Some(node) = node_x {
-            grads.register::<Flex>(node.id, tensor(dx, x.shape()));
+        let nodes = ops.parents.map(|node| node.map(|n| n.id));
+        register_norm_grads(self.epsilon, nodes, [&x, &gamma, &moments], &grad, grads);
+    }
+}
+
+#[derive(Debug)]
+struct ResidualNormBackward {
+    epsilon: f64,
+}
+
+impl Backward<Flex, 4> for ResidualNormBackward {
+    /// The input, gamma, the batch's moments `[2, channels]` and the output.
+    type State = (FlexTensor, FlexTensor, FlexTensor, FlexTensor);
+
+    fn backward(self, ops: Ops<Self::State, 4>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
+        let [node_x, node_gamma, node_beta, node_residual] = ops.parents;
+        let grad = grads.consume::<Flex>(&ops.node);
+        let (x, gamma, moments, out) = ops.state;
+        let masked = relu_backward(&values(&out), &values(&grad));
+        let nodes = [node_x, node_gamma, node_beta].map(|node| node.map(|n| n.id));
+        register_norm_grads(self.epsilon, nodes, [&x, &gamma, &moments], &masked, grads);
+        if let Some(node) = node_residual {
+            grads.register::<Flex>(node.id, tensor(masked, x.shape()));
         }
-        if let Some(node) = node_gamma {
-            grads.register::<Flex>(node.id, channels(dgamma));
-        }
-        if let Some(node) = node_beta {
-            grads.register::<Flex>(node.id, channels(dbeta));
-        }
+    }
+}
+
+/// The gradients of a batch norm's input, gamma and beta (where their `nodes` ask for them)
+/// from the gradient `grad` of its output (before any ReLU or residual).
+fn register_norm_grads(
+    epsilon: f64,
+    nodes: [Option<NodeId>; 3],
+    [x, gamma, moments]: [&FlexTensor; 3],
+    grad: &[f32],
+    grads: &mut Gradients,
+) {
+    let [node_x, node_gamma, node_beta] = nodes;
+    let layout = Layout::of(x);
+    let stats = layout.statistics(&values(moments), epsilon);
+    let (dx, dgamma, dbeta) = layout.backward(&values(x), &values(gamma), grad, &stats);
+    let channels = |v: Vec<f32>| tensor(v, [layout.channels]);
+    if let Some(id) = node_x {
+        grads.register::<Flex>(id, tensor(dx, x.shape()));
+    }
+    if let Some(id) = node_gamma {
+        grads.register::<Flex>(id, channels(dgamma));
+    }
+    if let Some(id) = node_beta {
+        grads.register::<Flex>(id, channels(dbeta));
     }
 }
 
@@ -215,6 +334,21 @@ fn relu_backward(out: &[f32], grad: &[f32]) -> Vec<f32> {
         m.iter_mut().zip(out).zip(grad).for_each(|((m, &o), &g)| *m = if o <= 0.0 { 0.0 } else { g });
     });
     masked
+}
+
+/// `<=`, not `max`: a NaN stays NaN, as through Burn's ReLU.
+#[inline(always)]
+fn relu(y: f32) -> f32 {
+    if y <= 0.0 { 0.0 } else { y }
+}
+
+/// What a batch norm's pass does after normalising: nothing, a ReLU, or adding a residual of
+/// the same shape and then a ReLU.
+#[derive(Clone, Copy)]
+enum Then<'a> {
+    Nothing,
+    Relu,
+    AddRelu(&'a [f32]),
 }
 
 /// Where each channel's values lie in a `[batch, channels, ...]` tensor: `batch` runs of
@@ -258,27 +392,24 @@ impl Layout {
         mean.iter().zip(variance).map(|(&m, &v)| (m, (1.0 / (f64::from(v) + epsilon).sqrt()) as f32)).collect()
     }
 
-    fn forward(self, x: &[f32], gamma: &[f32], beta: &[f32], stats: &[(f32, f32)], relu: bool) -> Vec<f32> {
+    fn forward(self, x: &[f32], gamma: &[f32], beta: &[f32], stats: &[(f32, f32)], then: Then<'_>) -> Vec<f32> {
+        let (chunk, area) = ((self.channels * self.area).max(1), self.area.max(1));
         let mut out = zeros(x.len());
-        out.par_chunks_mut((self.channels * self.area).max(1))
-            .zip(x.par_chunks((self.channels * self.area).max(1)))
-            .for_each(|(out, x)| {
-                for (c, (out, x)) in
-                    out.chunks_exact_mut(self.area.max(1)).zip(x.chunks_exact(self.area.max(1))).enumerate()
-                {
-                    let (mean, inv_std) = stats[c];
-                    let (scale, shift) = (gamma[c] * inv_std, beta[c] - mean * gamma[c] * inv_std);
-                    if relu {
-                        // `<=`, not `max`: a NaN stays NaN, as through Burn's ReLU.
-                        out.iter_mut().zip(x).for_each(|(o, v)| {
-                            let y = v * scale + shift;
-                            *o = if y <= 0.0 { 0.0 } else { y };
-                        });
-                    } else {
-                        out.iter_mut().zip(x).for_each(|(o, v)| *o = v * scale + shift);
+        out.par_chunks_mut(chunk).zip(x.par_chunks(chunk)).enumerate().for_each(|(position, (out, x))| {
+            for (c, (out, x)) in out.chunks_exact_mut(area).zip(x.chunks_exact(area)).enumerate() {
+                let (mean, inv_std) = stats[c];
+                let (scale, shift) = (gamma[c] * inv_std, beta[c] - mean * gamma[c] * inv_std);
+                let values = out.iter_mut().zip(x);
+                match then {
+                    Then::Nothing => values.for_each(|(o, v)| *o = v * scale + shift),
+                    Then::Relu => values.for_each(|(o, v)| *o = relu(v * scale + shift)),
+                    Then::AddRelu(residual) => {
+                        let skip = &residual[position * chunk + c * area..][..area];
+                        values.zip(skip).for_each(|((o, v), s)| *o = relu(s + (v * scale + shift)));
                     }
                 }
-            });
+            }
+        });
         out
     }
 
@@ -344,19 +475,22 @@ mod tests {
         (a - b).abs().max().into_scalar::<f32>()
     }
 
-    /// Output, gradients of input, gamma and beta, and the running statistics after one step,
-    /// on this path and on Burn's.
+    /// Output, gradients of input, gamma, beta (and the residual), and the running statistics
+    /// after one step, on this path and on Burn's: the batch norm alone, then a ReLU, then a
+    /// residual added before the ReLU.
     #[test]
     fn equals_burns_batch_norm_its_gradients_and_running_statistics() {
         let device = training_device();
         for (batch, channels, size) in [(5, 7, 11), (1, 3, 3), (16, 48, 9)] {
-            let x = Tensor::<4>::random([batch, channels, size, size], Distribution::Normal(0.5, 2.0), &device);
-            let grad = Tensor::<4>::random([batch, channels, size, size], Distribution::Normal(0.0, 1.0), &device);
+            let shape = [batch, channels, size, size];
+            let x = Tensor::<4>::random(shape, Distribution::Normal(0.5, 2.0), &device);
+            let grad = Tensor::<4>::random(shape, Distribution::Normal(0.0, 1.0), &device);
+            let skip = Tensor::<4>::random(shape, Distribution::Normal(0.0, 1.0), &device);
             let random =
                 |low: f64, high: f64| Tensor::<1>::random([channels], Distribution::Uniform(low, high), &device);
             let [gamma, beta, mean, var] =
                 [(0.5, 2.0), (-1.0, 1.0), (-1.0, 1.0), (0.5, 2.0)].map(|(l, h)| random(l, h));
-            for relu in [false, true] {
+            for then in ["nothing", "relu", "add-relu"] {
                 let [ours, burns] = [true, false].map(|enabled| {
                     set_enabled(enabled);
                     // A module of its own each time: clones share their running statistics.
@@ -365,19 +499,30 @@ mod tests {
                     norm.beta = Param::from_tensor(beta.clone());
                     norm.running_mean = RunningState::new(mean.clone());
                     norm.running_var = RunningState::new(var.clone());
-                    let x = x.clone().detach().require_grad();
-                    let out = if relu { batch_norm_relu(&norm, x.clone()) } else { batch_norm(&norm, x.clone()) };
+                    let (x, skip) = (x.clone().detach().require_grad(), skip.clone().detach().require_grad());
+                    let out = match then {
+                        "nothing" => batch_norm(&norm, x.clone()),
+                        "relu" => batch_norm_relu(&norm, x.clone()),
+                        _ => batch_norm_add_relu(&norm, x.clone(), skip.clone()),
+                    };
                     let grads = (out.clone() * grad.clone()).sum().backward();
                     set_enabled(true);
                     let dx = x.grad(&grads).expect("x requires its gradient");
                     let dgamma = norm.gamma.val().grad(&grads).expect("gamma requires its gradient");
                     let dbeta = norm.beta.val().grad(&grads).expect("beta requires its gradient");
+                    let dskip = skip.grad(&grads);
                     let running = [norm.running_mean.value(), norm.running_var.value()];
-                    (out.detach().inner(), dx, [dgamma, dbeta], running)
+                    (out.detach().inner(), [Some(dx), dskip], [dgamma, dbeta], running)
                 });
-                let case = format!("batch {batch}, {channels} channels, {size}x{size}, relu {relu}");
+                let case = format!("batch {batch}, {channels} channels, {size}x{size}, then {then}");
                 assert!(max_diff(ours.0, burns.0) < 1e-4, "output, {case}");
-                assert!(max_diff(ours.1, burns.1) < 1e-4, "input gradient, {case}");
+                for (name, (a, b)) in ["input", "residual"].iter().zip(ours.1.into_iter().zip(burns.1)) {
+                    match (a, b) {
+                        (Some(a), Some(b)) => assert!(max_diff(a, b) < 1e-4, "{name} gradient, {case}"),
+                        (None, None) => {}
+                        (a, b) => panic!("{name} gradient: {} here, {} in Burn, {case}", a.is_some(), b.is_some()),
+                    }
+                }
                 for (name, (a, b)) in ["gamma", "beta"].iter().zip(ours.2.into_iter().zip(burns.2)) {
                     // Sums over up to 1 296 values of order 1.
                     let scale = b.clone().abs().max().into_scalar::<f32>().max(1.0);
