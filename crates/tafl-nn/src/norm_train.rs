@@ -7,6 +7,10 @@
 //! step (`perf` on `tafl bench nn --train`). Here each channel's statistics and gradients are
 //! summed where the values lie, `[batch][channel][square]`, one channel per task.
 //!
+//! The ReLU that follows a batch norm, and at the end of a residual block the sum with the
+//! block's input before it, are done in the norm's own pass and backward ([`batch_norm_relu`],
+//! [`batch_norm_add_relu`]): Burn's would each be one more pass, on the calling thread alone.
+//!
 //! The same arithmetic as Burn's `batch_norm_train` and its backward (biased variance, the
 //! running statistics updated with the module's momentum); only an autodiff device on `flex`
 //! takes this path, as for [`crate::conv_train`], and the tests check it against Burn's.
