@@ -18,6 +18,8 @@
 #               SEED 3251; ANCHOR_GAMES paired games against each anchor (default GAMES)
 # ANCHORS       the other opponents of both models (default alpha-beta depths 2 and 3)
 # VARIANT       the variant of the configs, for the matches (default copenhagen)
+# MATCHES_ONLY  1: play the matches of a pair trained already (runs extended by hand, or matches
+#               lost with the machine), without training
 #
 # Nothing else should run meanwhile: the two runs share the machine's two cores, and a build
 # beside them takes an unequal share from each (`nice` does not make that fair).
@@ -45,12 +47,14 @@ arm() { # arm CORE NAME CONFIG
   RAYON_NUM_THREADS=1 taskset -c "$1" "$TAFL" train --config "$3" --run "$out/$2" "${length[@]}" \
     "${init[@]}" --quiet > "$out/$2.log" 2>&1
 }
-echo "$(date -u +%FT%TZ) runs: control $CONTROL on core 0, lever $LEVER on core 1, ${length[*]} each"
-arm 0 control "$CONTROL" &
-control=$!
-arm 1 lever "$LEVER" &
-lever=$!
-wait "$control" "$lever"
+if [ "${MATCHES_ONLY:-0}" != 1 ]; then
+  echo "$(date -u +%FT%TZ) runs: control $CONTROL on core 0, lever $LEVER on core 1, ${length[*]} each"
+  arm 0 control "$CONTROL" &
+  control=$!
+  arm 1 lever "$LEVER" &
+  lever=$!
+  wait "$control" "$lever"
+fi
 
 best() { # the newest model of a run
   ls "$out/$1/models" | grep -E '^m[0-9]+$' | sort | tail -n 1
