@@ -150,11 +150,7 @@ impl ChannelNorm for Flex {
         epsilon: f64,
         relu: bool,
     ) -> FloatTensor<Self> {
-        let layout = Layout::of(&x);
-        let stats = layout.statistics(&values(&moments), epsilon);
-        let then = if relu { Then::Relu } else { Then::Nothing };
-        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), &stats, then);
-        tensor(out, x.shape())
+        norm_pass([&x, &gamma, &beta, &moments], epsilon, if relu { Then::Relu } else { Then::Nothing })
     }
 
     fn channel_norm_add_relu(
@@ -165,11 +161,7 @@ impl ChannelNorm for Flex {
         residual: FloatTensor<Self>,
         epsilon: f64,
     ) -> FloatTensor<Self> {
-        let layout = Layout::of(&x);
-        let stats = layout.statistics(&values(&moments), epsilon);
-        let then = Then::AddRelu(&values(&residual));
-        let out = layout.forward(&values(&x), &values(&gamma), &values(&beta), &stats, then);
-        tensor(out, x.shape())
+        norm_pass([&x, &gamma, &beta, &moments], epsilon, Then::AddRelu(&values(&residual)))
     }
 
     fn channel_moments(x: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -182,6 +174,14 @@ impl ChannelNorm for Flex {
             .unzip();
         tensor([mean, variance].concat(), [2, layout.channels])
     }
+}
+
+/// The forward pass of a batch norm on `flex`: `x` normalised with `moments`, scaled by `gamma`,
+/// shifted by `beta`, then what `then` says.
+fn norm_pass([x, gamma, beta, moments]: [&FlexTensor; 4], epsilon: f64, then: Then<'_>) -> FlexTensor {
+    let layout = Layout::of(x);
+    let stats = layout.statistics(&values(moments), epsilon);
+    tensor(layout.forward(&values(x), &values(gamma), &values(beta), &stats, then), x.shape())
 }
 
 impl<C: CheckpointStrategy> ChannelNorm for Autodiff<Flex, C> {
