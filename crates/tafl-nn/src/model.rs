@@ -171,7 +171,7 @@ impl ConvBn {
         if self.folded {
             return self.conv.forward(x);
         }
-        if x.device().is_autodiff() && self.norm.training.is_enabled() {
+        if self.trains(&x) {
             return crate::norm_train::batch_norm(&self.norm, crate::conv_train::conv2d(&self.conv, x));
         }
         let (weight, bias) = self.folded(&x.device());
@@ -179,10 +179,16 @@ impl ConvBn {
         conv2d(x, weight, Some(bias), ConvOptions::new([1, 1], [pad, pad], [1, 1], 1))
     }
 
+    /// Whether `x` goes through this layer's training path: the batch norm unfolded, normalising
+    /// with the batch's statistics (an autodiff input and a module in training mode).
+    fn trains(&self, x: &Tensor<4>) -> bool {
+        !self.folded && x.device().is_autodiff() && self.norm.training.is_enabled()
+    }
+
     /// `relu(self.forward(x))`; while training, the ReLU in the batch norm's own pass
     /// ([`crate::norm_train::batch_norm_relu`]).
     pub fn forward_relu(&self, x: Tensor<4>) -> Tensor<4> {
-        if !self.folded && x.device().is_autodiff() && self.norm.training.is_enabled() {
+        if self.trains(&x) {
             return crate::norm_train::batch_norm_relu(&self.norm, crate::conv_train::conv2d(&self.conv, x));
         }
         relu(self.forward(x))
@@ -191,7 +197,7 @@ impl ConvBn {
     /// `relu(residual + self.forward(x))`, the end of a residual block; while training, the
     /// sum and the ReLU in the batch norm's own pass ([`crate::norm_train::batch_norm_add_relu`]).
     pub fn forward_add_relu(&self, x: Tensor<4>, residual: Tensor<4>) -> Tensor<4> {
-        if !self.folded && x.device().is_autodiff() && self.norm.training.is_enabled() {
+        if self.trains(&x) {
             let conv = crate::conv_train::conv2d(&self.conv, x);
             return crate::norm_train::batch_norm_add_relu(&self.norm, conv, residual);
         }
