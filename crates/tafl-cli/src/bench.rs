@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
-use tafl_nn::bench::{BenchNet, forward_throughput, train_throughput};
+use tafl_nn::bench::{BenchNet, forward_throughput, train_throughputs};
 use tafl_nn::evaluator::expected_for;
 use tafl_nn::{INPUT_PLANES, InferencePath, NetEvaluator, TACTICAL_INPUT_PLANES, TaflNetConfig};
 use tafl_rules::{Game, Variant};
@@ -90,9 +90,11 @@ struct NnArgs {
     /// Batch size of the training measurement.
     #[arg(long, default_value_t = 256)]
     train_batch: usize,
-    /// Convolutions and batch norms of the training measurement, side by side: `stock` (Burn's)
-    /// and `fast` (`tafl_nn::conv_train` and `norm_train`: Winograd for the forward pass and
-    /// both gradients, batch norms summed in place; what `tafl train` uses on the CPU).
+    /// Convolutions and batch norms of the training measurement: `stock` (Burn's) and `fast`
+    /// (`tafl_nn::conv_train` and `norm_train`: Winograd for the forward pass and both
+    /// gradients, batch norms summed in place; what `tafl train` uses on the CPU). Their steps
+    /// are taken in turn, one of each again and again, for --seconds each: a shared machine's
+    /// drift in speed then slows every path alike and their ratios hold.
     #[arg(long, value_delimiter = ',', default_value = "stock,fast")]
     train_conv: Vec<TrainConv>,
 }
@@ -245,17 +247,18 @@ fn nn(args: &NnArgs) -> Result<u8, Failure> {
     }
     if args.train {
         let batch = args.train_batch.max(1);
-        let mut first = None;
-        for conv in &args.train_conv {
-            let usage = CpuUsage::start();
-            let samples = train_throughput(&config, batch, args.seconds, conv.fast());
-            let base = *first.get_or_insert(samples);
+        let fast: Vec<bool> = args.train_conv.iter().map(|conv| conv.fast()).collect();
+        let seconds = args.seconds * fast.len() as f64;
+        let measured = train_throughputs(&config, batch, seconds, &fast, process_cpu_seconds);
+        let base = measured.first().map_or(1.0, |first| first.samples_per_s);
+        for (conv, path) in args.train_conv.iter().zip(measured) {
+            let samples = path.samples_per_s;
             // A training step costs about three forward passes (forward, two backward products).
             let gflops = samples * 3.0 * config.flops_per_position() as f64 / 1e9;
+            let cores = path.cores.map_or_else(|| "?".to_owned(), |cores| format!("{cores:.2}"));
             println!(
-                "train step at batch {batch}, conv {:>5}: {samples:.0} samples/s (~{gflops:.2} GFLOP/s counting 3x forward), {} cores, {:.2}x",
+                "train step at batch {batch}, conv {:>5}: {samples:.0} samples/s (~{gflops:.2} GFLOP/s counting 3x forward), {cores} cores, {:.2}x",
                 conv.name(),
-                usage.cores(),
                 samples / base.max(1e-9)
             );
         }

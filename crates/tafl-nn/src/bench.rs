@@ -95,34 +95,70 @@ pub fn forward_throughput(net: &BenchNet, batch: usize, seconds: f64) -> Forward
 /// [`crate::norm_train`] when `fast_conv`, else through Burn's own.
 #[must_use]
 pub fn train_throughput(config: &TaflNetConfig, batch: usize, seconds: f64, fast_conv: bool) -> f64 {
-    crate::conv_train::set_enabled(fast_conv);
-    let samples = train_steps(config, batch, seconds);
-    crate::conv_train::set_enabled(true);
-    samples
+    train_throughputs(config, batch, seconds, &[fast_conv], || None)[0].samples_per_s
 }
 
-fn train_steps(config: &TaflNetConfig, batch: usize, seconds: f64) -> f64 {
+/// What [`train_throughputs`] measured of one path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrainThroughput {
+    /// Training samples per second of wall time spent in this path's steps.
+    pub samples_per_s: f64,
+    /// Mean cores busy during this path's steps: CPU time over wall time (`None` when the
+    /// clock given does not tell).
+    pub cores: Option<f64>,
+}
+
+/// [`train_throughput`] of several paths (`fast_conv` of each) on one trainer and one batch,
+/// their steps taken in turn (one of each, again and again) for about `seconds` in all, after a
+/// warm-up step of each: a machine whose speed drifts (a shared host) slows every path alike,
+/// so the ratios hold where separate runs spread ±12%. `cpu_seconds` reads the process's CPU
+/// time, for the cores each path kept busy.
+#[must_use]
+pub fn train_throughputs(
+    config: &TaflNetConfig,
+    batch: usize,
+    seconds: f64,
+    fast_conv: &[bool],
+    cpu_seconds: impl Fn() -> Option<f64>,
+) -> Vec<TrainThroughput> {
     let mut trainer = Trainer::new(config.init(&crate::backend::device()), TrainConfig::new());
-    let device = trainer.device();
-    let size = config.board_size;
-    let moves = config.policy_len();
-    let uniform = Tensor::<2>::ones([batch, moves], &device) / moves as f64;
-    let data = TrainBatch {
-        planes: Tensor::random([batch, config.input_planes, size, size], Distribution::Default, &device),
-        policy: uniform,
-        legal: Tensor::ones([batch, moves], &device),
-        value: Tensor::zeros([batch], &device),
-        ownership: None,
+    let data = random_batch(config, batch, &trainer.device());
+    let step = |trainer: &mut Trainer, fast: bool| {
+        crate::conv_train::with_enabled(fast, || trainer.step(&data));
     };
-    trainer.step(&data);
+    fast_conv.iter().for_each(|&fast| step(&mut trainer, fast));
     let budget = Duration::from_secs_f64(seconds.max(0.0));
     let start = Instant::now();
-    let mut steps = 0u32;
-    while steps == 0 || start.elapsed() < budget {
-        trainer.step(&data);
-        steps += 1;
+    // Per path: steps, wall seconds, CPU seconds (`None` once the clock failed).
+    let mut spent = vec![(0u32, 0.0, Some(0.0)); fast_conv.len()];
+    while spent.first().is_some_and(|&(steps, _, _)| steps == 0) || start.elapsed() < budget {
+        for (&fast, (steps, wall, cpu)) in fast_conv.iter().zip(&mut spent) {
+            let (began, cpu_began) = (Instant::now(), cpu_seconds());
+            step(&mut trainer, fast);
+            *steps += 1;
+            *wall += began.elapsed().as_secs_f64();
+            *cpu = cpu.zip(cpu_began).zip(cpu_seconds()).map(|((sum, before), after)| sum + after - before);
+        }
     }
-    f64::from(steps) * batch as f64 / start.elapsed().as_secs_f64()
+    spent
+        .into_iter()
+        .map(|(steps, wall, cpu)| TrainThroughput {
+            samples_per_s: f64::from(steps) * batch as f64 / wall.max(1e-9),
+            cores: cpu.map(|cpu| cpu / wall.max(1e-9)),
+        })
+        .collect()
+}
+
+/// A batch of `batch` random positions, uniform policies over every move, drawn values.
+fn random_batch(config: &TaflNetConfig, batch: usize, device: &Device) -> TrainBatch {
+    let (size, moves) = (config.board_size, config.policy_len());
+    TrainBatch {
+        planes: Tensor::random([batch, config.input_planes, size, size], Distribution::Default, device),
+        policy: Tensor::<2>::ones([batch, moves], device) / moves as f64,
+        legal: Tensor::ones([batch, moves], device),
+        value: Tensor::zeros([batch], device),
+        ownership: None,
+    }
 }
 
 /// The batch sizes `tafl bench nn` reports: single-position search, a small and a large
