@@ -19,7 +19,8 @@
 # ANCHORS       the other opponents of both models (default alpha-beta depths 2 and 3)
 # VARIANT       the variant of the configs, for the matches (default copenhagen)
 # MATCHES_ONLY  1: play the matches of a pair trained already (runs extended by hand, or matches
-#               lost with the machine), without training
+#               lost with the machine), without training; a match finished before is kept, so
+#               an interrupted set of matches goes on where it stopped
 #
 # Nothing else should run meanwhile: the two runs share the machine's two cores, and a build
 # beside them takes an unequal share from each (`nice` does not make that fair).
@@ -62,7 +63,12 @@ best() { # the newest model of a run
 spec() { # the final model of a run as a player
   echo "mcts:model=$out/$1/models/$(best "$1"),visits=$VISITS,name=$1-$(best "$1")"
 }
-match() { # match NAME GAMES A B
+match() { # match NAME GAMES A B; one finished before (its summary.json written) is kept
+  if [ -f "$out/match-$1/summary.json" ] && [ -s "$out/match-$1.txt" ]; then
+    echo "kept: match-$1 (played before)"
+    cat "$out/match-$1.txt"
+    return
+  fi
   "$TAFL" arena --variant "$VARIANT" --a "$3" --b "$4" --games "$2" --seed "$SEED" --threads 2 --max-plies 300 \
     --out "$out/match-$1" --quiet | tee "$out/match-$1.txt"
 }
