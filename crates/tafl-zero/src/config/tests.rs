@@ -16,6 +16,7 @@ fn shipped_configs_parse() {
         ("levers/sides", include_str!("../../../../configs/levers/sides.toml")),
         ("levers/b6c64", include_str!("../../../../configs/levers/b6c64.toml")),
         ("levers/past", include_str!("../../../../configs/levers/past.toml")),
+        ("levers/abdefence", include_str!("../../../../configs/levers/abdefence.toml")),
     ] {
         let config = RunConfig::from_toml(text).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
         config.variant(None).unwrap_or_else(|e| panic!("configs/{name}.toml: {e}"));
