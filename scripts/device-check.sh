@@ -91,23 +91,25 @@ run() {
   } > "$table"
   for net in b6c64 b10c128; do
     local seen
-    seen=$(bench_on_gpu "$out/gpu-$net.log" --net "$net" --conv stock --batches 256,1024 --seconds "$seconds" --train --train-batch 256)
+    seen=$(bench_on_gpu "$out/gpu-$net.log" --net "$net" --conv stock --batches 256,1024 --seconds "$seconds" --train --train-batch 256 \
+      --train-conv stock)
     cat "$out/gpu-$net.log"
     if [ "$seen" != yes ]; then
       echo "device-check: tafl-wgpu never showed among the GPU's processes for $net" >&2
       exit 1
     fi
     .device/tafl-cpu bench nn --net "$net" --batches 256,1024 --seconds "$seconds" --conv fast --train --train-batch 256 \
-      > "$out/cpu-$net.log" 2>&1
+      --train-conv fast > "$out/cpu-$net.log" 2>&1
     cat "$out/cpu-$net.log"
     for backend in gpu cpu; do
       local log="$out/$backend-$net.log" conv=stock
       [ "$backend" = cpu ] && conv=fast
-      # Rows of the bench: batch, conv, calls, positions/s, ...; then `train step at batch N: S samples/s`.
+      # Rows of the bench: batch, conv, calls, positions/s, ...; then `train step at batch N, conv
+      # C: S samples/s` (one path on each backend: Burn's own on the GPU, the fast one on the CPU).
       local b256 b1024 train
       b256=$(awk -v c="$conv" '$1 == 256 && $2 == c { print $4 }' "$log")
       b1024=$(awk -v c="$conv" '$1 == 1024 && $2 == c { print $4 }' "$log")
-      train=$(sed -n 's/^train step at batch [0-9]*: \([0-9.]*\) samples.*/\1/p' "$log")
+      train=$(sed -n 's/^train step at batch [0-9]*, conv *[a-z]*: \([0-9.]*\) samples.*/\1/p' "$log")
       echo "| $net | $backend ($conv) | ${b256:-?} | ${b1024:-?} | ${train:-?} |" >> "$table"
     done
   done
