@@ -121,6 +121,9 @@ pub fn train_throughputs(
     fast_conv: &[bool],
     cpu_seconds: impl Fn() -> Option<f64>,
 ) -> Vec<TrainThroughput> {
+    if fast_conv.is_empty() {
+        return Vec::new();
+    }
     let mut trainer = Trainer::new(config.init(&crate::backend::device()), TrainConfig::new());
     let data = random_batch(config, batch, &trainer.device());
     let step = |trainer: &mut Trainer, fast: bool| {
@@ -131,7 +134,7 @@ pub fn train_throughputs(
     let start = Instant::now();
     // Per path: steps, wall seconds, CPU seconds (`None` once the clock failed).
     let mut spent = vec![(0u32, 0.0, Some(0.0)); fast_conv.len()];
-    while spent.first().is_some_and(|&(steps, _, _)| steps == 0) || start.elapsed() < budget {
+    while spent[0].0 == 0 || start.elapsed() < budget {
         for (&fast, (steps, wall, cpu)) in fast_conv.iter().zip(&mut spent) {
             let (began, cpu_began) = (Instant::now(), cpu_seconds());
             step(&mut trainer, fast);
@@ -149,7 +152,8 @@ pub fn train_throughputs(
         .collect()
 }
 
-/// A batch of `batch` random positions, uniform policies over every move, drawn values.
+/// A batch of `batch` random positions, each with a uniform policy over every move and a value
+/// of zero.
 fn random_batch(config: &TaflNetConfig, batch: usize, device: &Device) -> TrainBatch {
     let (size, moves) = (config.board_size, config.policy_len());
     TrainBatch {
@@ -198,5 +202,28 @@ mod tests {
             let trained = train_throughput(&config, 4, 0.0, fast_conv);
             assert!(trained.is_finite() && trained > 0.0, "{trained}");
         }
+    }
+
+    #[test]
+    fn paths_taken_in_turn_each_get_their_own_figures() {
+        let config = TaflNetConfig::new(7, 4, 1, 8);
+        assert!(train_throughputs(&config, 2, 0.0, &[], || Some(0.0)).is_empty());
+        // A clock that advances one second per reading: each step is timed between two readings,
+        // so each path's CPU time is one second per step.
+        let clock = std::cell::Cell::new(0.0);
+        let tick = || {
+            clock.set(clock.get() + 1.0);
+            Some(clock.get())
+        };
+        let paths = train_throughputs(&config, 2, 0.0, &[false, true, true], tick);
+        assert_eq!(paths.len(), 3);
+        for path in &paths {
+            assert!(path.samples_per_s.is_finite() && path.samples_per_s > 0.0, "{path:?}");
+            // One step of each path at zero seconds: 1 CPU-second over that step's wall time.
+            let cores = path.cores.unwrap_or_default();
+            assert!((cores - path.samples_per_s / 2.0).abs() <= 1e-6 * cores, "{path:?}");
+        }
+        let blind = train_throughputs(&config, 2, 0.0, &[true], || None);
+        assert_eq!(blind[0].cores, None);
     }
 }
