@@ -234,3 +234,15 @@ fn ladder_measures_a_player_against_each_rung_and_writes_the_games() {
     assert!(text(&help.stdout).contains("Examples:\n  tafl ladder --player"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_nn_compares_training_paths_in_one_run() {
+    let args = ["bench", "nn", "--blocks", "1", "--channels", "4", "--batches", "1", "--seconds", "0"];
+    let out = tafl(&[&args[..], &["--train", "--train-batch", "2", "--train-conv", "stock,fast"]].concat(), "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let rows: Vec<&str> = s.lines().filter(|l| l.starts_with("train step at batch 2, conv")).collect();
+    assert_eq!(rows.len(), 2, "{s}");
+    assert!(rows[0].contains("conv stock:") && rows[0].ends_with(", 1.00x"), "{s}");
+    assert!(rows[1].contains("conv  fast:") && rows[1].contains(" samples/s "), "{s}");
+}
