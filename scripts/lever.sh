@@ -19,8 +19,9 @@
 # ANCHORS       the other opponents of both models (default alpha-beta depths 2 and 3)
 # VARIANT       the variant of the configs, for the matches (default copenhagen)
 # MATCHES_ONLY  1: play the matches of a pair trained already (runs extended by hand, or matches
-#               lost with the machine), without training; a match finished before is kept, so
-#               an interrupted set of matches goes on where it stopped
+#               lost with the machine), without training; a match finished before between the
+#               same players (models, games, seed) is kept, so an interrupted set of matches
+#               goes on where it stopped
 #
 # Nothing else should run meanwhile: the two runs share the machine's two cores, and a build
 # beside them takes an unequal share from each (`nice` does not make that fair).
@@ -63,14 +64,16 @@ best() { # the newest model of a run
 spec() { # the final model of a run as a player
   echo "mcts:model=$out/$1/models/$(best "$1"),visits=$VISITS,name=$1-$(best "$1")"
 }
-match() { # match NAME GAMES A B; one finished before (its summary.json written) is kept
-  if [ -f "$out/match-$1/summary.json" ] && [ -s "$out/match-$1.txt" ]; then
+match() { # match NAME GAMES A B; one finished before between the same players is kept
+  local played="$out/match-$1" players="$3 $4 $2 $SEED"
+  if [ -f "$played/summary.json" ] && [ "$(cat "$played.players" 2>/dev/null)" = "$players" ]; then
     echo "kept: match-$1 (played before)"
-    cat "$out/match-$1.txt"
+    cat "$played.txt"
     return
   fi
   "$TAFL" arena --variant "$VARIANT" --a "$3" --b "$4" --games "$2" --seed "$SEED" --threads 2 --max-plies 300 \
-    --out "$out/match-$1" --quiet | tee "$out/match-$1.txt"
+    --out "$played" --quiet | tee "$played.txt"
+  echo "$players" > "$played.players"
 }
 echo "$(date -u +%FT%TZ) matches at $VISITS visits, $GAMES games (anchors $ANCHOR_GAMES), seed $SEED"
 match lever-vs-control "$GAMES" "$(spec lever)" "$(spec control)"
